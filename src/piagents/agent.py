@@ -1,0 +1,102 @@
+"""A loaded Agent: one session, its loop and its tools, as users and tests drive it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from piagents.ai.messages import ToolCall
+from piagents.ai.models import ModelRef, ThinkingLevel, parse_thinking_level
+from piagents.harness.events import Input, RunOutcome
+from piagents.harness.loop import AbortResult, AgentLoop
+from piagents.harness.session import Session
+
+if TYPE_CHECKING:
+    from piagents.runtime import Runtime
+
+
+class RunFailed(Exception):
+    """A prompt's run ended `failed`; the message is the model's or provider's error."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallResult:
+    """What `call_tool` returns: exactly what the model would read."""
+
+    text: str
+    details: Any
+    is_error: bool
+
+
+class Agent:
+    """A loaded Agent. Roots come from `Runtime.open_root`."""
+
+    def __init__(self, runtime: Runtime, session: Session, loop: AgentLoop) -> None:
+        self.runtime = runtime
+        self.session = session
+        self.loop = loop
+
+    @property
+    def id(self) -> str:
+        return self.session.id
+
+    @property
+    def name(self) -> str | None:
+        return self.session.record.name
+
+    @property
+    def cwd(self) -> str:
+        return self.session.record.cwd
+
+    @property
+    def model(self) -> ModelRef:
+        return self.loop.model
+
+    @property
+    def thinking(self) -> ThinkingLevel:
+        return self.loop.thinking
+
+    @property
+    def tool_names(self) -> list[str]:
+        return list(self.loop.tools)
+
+    async def prompt(self, text: str) -> str:
+        """Send one user input and run it to its answer."""
+        outcome = await self.prompt_outcome(text)
+        if outcome.status == "failed":
+            raise RunFailed(outcome.answer)
+        return outcome.answer
+
+    async def prompt_outcome(self, text: str) -> RunOutcome:
+        future = self.loop.submit(Input(text))
+        assert future is not None
+        return await future
+
+    def send(self, text: str, deliver_as: str = "followUp") -> None:
+        """A user input (`followUp` or `steer`) or a write, without waiting for it."""
+        if deliver_as not in ("followUp", "steer", "write"):
+            raise ValueError(f"unknown delivery {deliver_as!r}")
+        self.loop.submit(Input(text, deliver_as))  # type: ignore[arg-type]
+
+    async def call_tool(self, name: str, args: dict[str, Any]) -> ToolCallResult:
+        """Invoke a tool this Agent is offered, as if its model had called it."""
+        result = await self.loop.run_tool(ToolCall(name, dict(args) if isinstance(args, dict) else args))
+        return ToolCallResult(result.text, result.details, result.is_error)
+
+    async def abort(self) -> AbortResult:
+        return await self.loop.abort(self.runtime.settings.agents.abort_timeout_ms / 1000)
+
+    def set_model(self, model: str) -> None:
+        ref = ModelRef.parse(model)
+        self.runtime.providers.resolve(ref)  # fail now, not at the next turn
+        self.loop.model = ref
+        self.session.set_model(str(ref))
+        if ref.thinking is not None:
+            self.set_thinking(ref.thinking)
+
+    def set_thinking(self, level: str) -> None:
+        self.loop.thinking = parse_thinking_level(level)
+        self.session.set_thinking(level)
+
+    def set_name(self, name: str | None) -> None:
+        self.session.set_name(name)

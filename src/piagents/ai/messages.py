@@ -1,0 +1,254 @@
+"""Typed, immutable conversation messages and their JSON form.
+
+The JSON form follows Pi's session format (camelCase keys), so exported
+sessions can be read by tools that understand Pi's JSONL.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+StopReason: TypeAlias = Literal["stop", "length", "toolUse", "error", "aborted"]
+STOP_REASONS: tuple[str, ...] = ("stop", "length", "toolUse", "error", "aborted")
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass(frozen=True, slots=True)
+class TextContent:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingContent:
+    thinking: str
+    signature: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ImageContent:
+    data: str  # base64
+    mime_type: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A tool call a model makes; `id` is the provider's call id."""
+
+    name: str
+    args: dict[str, Any] = field(default_factory=dict)
+    id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    cost: float = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input + self.output + self.cache_read + self.cache_write
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input + other.input,
+            self.output + other.output,
+            self.cache_read + other.cache_read,
+            self.cache_write + other.cache_write,
+            self.cost + other.cost,
+        )
+
+
+UserContent: TypeAlias = TextContent | ImageContent
+AssistantContent: TypeAlias = TextContent | ThinkingContent | ToolCall
+
+
+@dataclass(frozen=True, slots=True)
+class UserMessage:
+    content: tuple[UserContent, ...]
+    timestamp: int = field(default_factory=now_ms)
+    role: Literal["user"] = "user"
+
+    @classmethod
+    def of(cls, text: str) -> UserMessage:
+        return cls((TextContent(text),))
+
+    @property
+    def text(self) -> str:
+        return "\n".join(c.text for c in self.content if isinstance(c, TextContent))
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        return []
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantMessage:
+    content: tuple[AssistantContent, ...]
+    stop_reason: StopReason = "stop"
+    usage: Usage = Usage()
+    provider: str = ""
+    model: str = ""
+    error_message: str | None = None
+    timestamp: int = field(default_factory=now_ms)
+    role: Literal["assistant"] = "assistant"
+
+    @property
+    def text(self) -> str:
+        return "".join(c.text for c in self.content if isinstance(c, TextContent))
+
+    @property
+    def thinking(self) -> str:
+        return "".join(c.thinking for c in self.content if isinstance(c, ThinkingContent))
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        return [c for c in self.content if isinstance(c, ToolCall)]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultMessage:
+    tool_call_id: str
+    tool_name: str
+    content: tuple[UserContent, ...]
+    details: Any = None
+    is_error: bool = False
+    timestamp: int = field(default_factory=now_ms)
+    role: Literal["toolResult"] = "toolResult"
+
+    @property
+    def text(self) -> str:
+        return "\n".join(c.text for c in self.content if isinstance(c, TextContent))
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        return []
+
+
+Message: TypeAlias = UserMessage | AssistantMessage | ToolResultMessage
+
+
+# ---- JSON form -------------------------------------------------------------
+
+
+def content_to_json(c: AssistantContent | UserContent) -> dict[str, Any]:
+    if isinstance(c, TextContent):
+        return {"type": "text", "text": c.text}
+    if isinstance(c, ThinkingContent):
+        d: dict[str, Any] = {"type": "thinking", "thinking": c.thinking}
+        if c.signature is not None:
+            d["thinkingSignature"] = c.signature
+        return d
+    if isinstance(c, ImageContent):
+        return {"type": "image", "data": c.data, "mimeType": c.mime_type}
+    return {"type": "toolCall", "id": c.id, "name": c.name, "arguments": c.args}
+
+
+def content_from_json(d: dict[str, Any]) -> AssistantContent | UserContent:
+    kind = d.get("type")
+    if kind == "text":
+        return TextContent(str(d["text"]))
+    if kind == "thinking":
+        return ThinkingContent(str(d["thinking"]), d.get("thinkingSignature"))
+    if kind == "image":
+        return ImageContent(str(d["data"]), str(d["mimeType"]))
+    if kind == "toolCall":
+        return ToolCall(str(d["name"]), dict(d.get("arguments") or {}), str(d.get("id", "")))
+    raise ValueError(f"unknown content type {kind!r}")
+
+
+def usage_to_json(u: Usage) -> dict[str, Any]:
+    return {
+        "input": u.input,
+        "output": u.output,
+        "cacheRead": u.cache_read,
+        "cacheWrite": u.cache_write,
+        "totalTokens": u.total_tokens,
+        "cost": {"total": u.cost},
+    }
+
+
+def usage_from_json(d: dict[str, Any]) -> Usage:
+    cost = d.get("cost", 0.0)
+    total = cost.get("total", 0.0) if isinstance(cost, dict) else cost
+    return Usage(
+        int(d.get("input", 0)),
+        int(d.get("output", 0)),
+        int(d.get("cacheRead", 0)),
+        int(d.get("cacheWrite", 0)),
+        float(total),
+    )
+
+
+def message_to_json(m: Message) -> dict[str, Any]:
+    content = [content_to_json(c) for c in m.content]
+    if isinstance(m, UserMessage):
+        return {"role": "user", "content": content, "timestamp": m.timestamp}
+    if isinstance(m, AssistantMessage):
+        d: dict[str, Any] = {
+            "role": "assistant",
+            "content": content,
+            "api": "",
+            "provider": m.provider,
+            "model": m.model,
+            "usage": usage_to_json(m.usage),
+            "stopReason": m.stop_reason,
+            "timestamp": m.timestamp,
+        }
+        if m.error_message is not None:
+            d["errorMessage"] = m.error_message
+        return d
+    return {
+        "role": "toolResult",
+        "toolCallId": m.tool_call_id,
+        "toolName": m.tool_name,
+        "content": content,
+        "details": m.details,
+        "isError": m.is_error,
+        "timestamp": m.timestamp,
+    }
+
+
+def message_from_json(d: dict[str, Any]) -> Message:
+    role = d.get("role")
+    raw = d.get("content", [])
+    if isinstance(raw, str):
+        raw = [{"type": "text", "text": raw}]
+    content = tuple(content_from_json(c) for c in raw)
+    ts = int(d.get("timestamp", 0))
+    if role == "user":
+        return UserMessage(_user_content(content), ts)
+    if role == "assistant":
+        stop = d.get("stopReason", "stop")
+        if stop not in STOP_REASONS:
+            raise ValueError(f"unknown stop reason {stop!r}")
+        return AssistantMessage(
+            tuple(c for c in content if not isinstance(c, ImageContent)),
+            stop,
+            usage_from_json(d.get("usage") or {}),
+            str(d.get("provider", "")),
+            str(d.get("model", "")),
+            d.get("errorMessage"),
+            ts,
+        )
+    if role == "toolResult":
+        return ToolResultMessage(
+            str(d["toolCallId"]),
+            str(d.get("toolName", "")),
+            _user_content(content),
+            d.get("details"),
+            bool(d.get("isError", False)),
+            ts,
+        )
+    raise ValueError(f"unknown message role {role!r}")
+
+
+def _user_content(content: tuple[AssistantContent | UserContent, ...]) -> tuple[UserContent, ...]:
+    return tuple(c for c in content if isinstance(c, TextContent | ImageContent))

@@ -1,0 +1,118 @@
+"""Model references (`provider/modelId[:thinking]`), thinking levels and model facts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias, cast
+
+ThinkingLevel: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
+THINKING_LEVELS: tuple[ThinkingLevel, ...] = (
+    "off",
+    "minimal",
+    "low",
+    "medium",
+    "high",
+    "xhigh",
+    "max",
+)
+
+
+def parse_thinking_level(value: str) -> ThinkingLevel:
+    if value not in THINKING_LEVELS:
+        raise ValueError(
+            f"unknown thinking level {value!r}; expected one of {', '.join(THINKING_LEVELS)}"
+        )
+    return cast(ThinkingLevel, value)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRef:
+    """A model addressed as `provider/modelId`, with an optional thinking level."""
+
+    provider: str
+    model_id: str
+    thinking: ThinkingLevel | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> ModelRef:
+        """Parse `provider/modelId[:thinking]`.
+
+        A `:suffix` is read as a thinking level only when it names one, so model
+        ids that contain colons (`ollama/qwen3:8b`) keep them.
+        """
+        text = text.strip()
+        provider, sep, rest = text.partition("/")
+        if not sep or not provider or not rest:
+            raise ValueError(f"model {text!r} must be given as provider/modelId")
+        thinking: ThinkingLevel | None = None
+        head, colon, tail = rest.rpartition(":")
+        if colon and head and tail in THINKING_LEVELS:
+            rest, thinking = head, cast(ThinkingLevel, tail)
+        return cls(provider, rest, thinking)
+
+    def __str__(self) -> str:
+        return f"{self.provider}/{self.model_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    context_window: int = 128_000
+    max_output: int = 16_384
+    input_cost: float = 0.0  # dollars per million tokens
+    output_cost: float = 0.0
+    cache_read_cost: float = 0.0
+    cache_write_cost: float = 0.0
+    reasoning: bool = False
+
+
+# A few well-known models; anything else gets conservative defaults.
+_KNOWN: dict[str, ModelInfo] = {
+    "gpt-4o": ModelInfo(128_000, 16_384, 2.5, 10.0, 1.25, 0.0),
+    "gpt-4o-mini": ModelInfo(128_000, 16_384, 0.15, 0.6, 0.075, 0.0),
+    "gpt-4.1": ModelInfo(1_047_576, 32_768, 2.0, 8.0, 0.5, 0.0),
+    "gpt-5": ModelInfo(400_000, 128_000, 1.25, 10.0, 0.125, 0.0, True),
+    "gpt-5-mini": ModelInfo(400_000, 128_000, 0.25, 2.0, 0.025, 0.0, True),
+    "o3": ModelInfo(200_000, 100_000, 2.0, 8.0, 0.5, 0.0, True),
+    "o4-mini": ModelInfo(200_000, 100_000, 1.1, 4.4, 0.275, 0.0, True),
+    "claude-sonnet-4-5": ModelInfo(200_000, 64_000, 3.0, 15.0, 0.3, 3.75, True),
+    "claude-sonnet-4-0": ModelInfo(200_000, 64_000, 3.0, 15.0, 0.3, 3.75, True),
+    "claude-opus-4-1": ModelInfo(200_000, 32_000, 15.0, 75.0, 1.5, 18.75, True),
+    "claude-haiku-4-5": ModelInfo(200_000, 64_000, 1.0, 5.0, 0.1, 1.25, True),
+}
+
+
+def model_info(ref: ModelRef) -> ModelInfo:
+    for name, info in _KNOWN.items():
+        if ref.model_id == name or ref.model_id.startswith(name + "-"):
+            return info
+    return ModelInfo()
+
+
+def cost_of(info: ModelInfo, inp: int, out: int, cache_read: int, cache_write: int) -> float:
+    return (
+        inp * info.input_cost
+        + out * info.output_cost
+        + cache_read * info.cache_read_cost
+        + cache_write * info.cache_write_cost
+    ) / 1_000_000
+
+
+# ---- thinking level mapping per provider ------------------------------------
+
+ANTHROPIC_BUDGETS: dict[ThinkingLevel, int] = {
+    "minimal": 1024,
+    "low": 4096,
+    "medium": 10_240,
+    "high": 20_480,
+    "xhigh": 32_000,
+    "max": 63_999,
+}
+
+OPENAI_EFFORTS: dict[ThinkingLevel, str] = {
+    "minimal": "minimal",
+    "low": "low",
+    "medium": "medium",
+    "high": "high",
+    "xhigh": "high",
+    "max": "high",
+}

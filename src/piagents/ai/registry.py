@@ -1,0 +1,106 @@
+"""Which provider serves a `provider/modelId`: built-ins, settings, and the faux model."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from urllib.parse import urlparse
+
+from piagents.ai.faux import FunctionModel, load_route
+from piagents.ai.models import ModelRef
+from piagents.ai.provider import Provider
+from piagents.config import ProviderApi, ProviderSettings, Settings
+
+
+class ProviderConfigError(Exception):
+    """A model cannot be used as configured (unknown provider, missing key)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltinProvider:
+    api: ProviderApi
+    api_key_env: str | None
+    base_url: str | None = None
+
+
+BUILTINS: dict[str, BuiltinProvider] = {
+    "openai": BuiltinProvider("openai-responses", "OPENAI_API_KEY"),
+    "anthropic": BuiltinProvider("anthropic-messages", "ANTHROPIC_API_KEY"),
+    "ollama": BuiltinProvider("openai-completions", None, "http://127.0.0.1:11434/v1"),
+}
+
+
+def is_loopback(url: str | None) -> bool:
+    if not url:
+        return False
+    host = urlparse(url).hostname or ""
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+class ProviderRegistry:
+    def __init__(self, settings: Settings, function_model: FunctionModel | None = None) -> None:
+        self.settings = settings
+        self.function_model = function_model
+        self._cache: dict[str, Provider] = {}
+
+    def resolve(self, ref: ModelRef) -> Provider:
+        key = f"{ref.provider}/{ref.model_id}" if ref.provider == "faux" else ref.provider
+        provider = self._cache.get(key)
+        if provider is None:
+            provider = self._create(ref)
+            self._cache[key] = provider
+        return provider
+
+    def _create(self, ref: ModelRef) -> Provider:
+        if ref.provider == "faux":
+            if ":" in ref.model_id:
+                try:
+                    return FunctionModel(load_route(ref.model_id), ref.model_id)
+                except ValueError as exc:
+                    raise ProviderConfigError(str(exc)) from exc
+            if self.function_model is None:
+                raise ProviderConfigError(
+                    "the faux provider needs a route: use --model faux/<module>:<function>"
+                )
+            return self.function_model
+        builtin = BUILTINS.get(ref.provider)
+        configured = self.settings.providers.get(ref.provider, ProviderSettings())
+        api = configured.api or (builtin.api if builtin else None)
+        if api is None:
+            if ref.provider not in self.settings.providers:
+                known = ", ".join(sorted({*BUILTINS, *self.settings.providers, "faux"}))
+                raise ProviderConfigError(
+                    f'Unknown provider "{ref.provider}". Known providers: {known}. '
+                    "Declare others under \"providers\" in settings.json."
+                )
+            api = "openai-completions"  # a declared provider without api: OpenAI-compatible
+        base_url = configured.base_url or (builtin.base_url if builtin else None)
+        key_env = configured.api_key_env or (builtin.api_key_env if builtin else None)
+        api_key = configured.api_key or (os.environ.get(key_env) if key_env else None)
+        if not api_key:
+            if is_loopback(base_url) or (builtin is not None and builtin.api_key_env is None):
+                api_key = "not-needed"
+            else:
+                variable = key_env or f"{ref.provider.upper().replace('-', '_')}_API_KEY"
+                raise ProviderConfigError(
+                    f"No API key for provider {ref.provider}: set the environment variable "
+                    f"{variable} (or providers.{ref.provider}.apiKeyEnv in settings.json)."
+                )
+        return make_provider(api, ref.provider, base_url, api_key, configured.headers)
+
+
+def make_provider(
+    api: ProviderApi, name: str, base_url: str | None, api_key: str, headers: dict[str, str]
+) -> Provider:
+    """Import the adapter for `api` lazily, so the SDKs load only when used."""
+    if api == "openai-completions":
+        from piagents.ai.openai_completions import OpenAICompletionsProvider
+
+        return OpenAICompletionsProvider(name, base_url=base_url, api_key=api_key, headers=headers)
+    if api == "openai-responses":
+        from piagents.ai.openai_responses import OpenAIResponsesProvider
+
+        return OpenAIResponsesProvider(name, base_url=base_url, api_key=api_key, headers=headers)
+    from piagents.ai.anthropic_messages import AnthropicMessagesProvider
+
+    return AnthropicMessagesProvider(name, base_url=base_url, api_key=api_key, headers=headers)

@@ -1,0 +1,227 @@
+"""The `pi-agents` command line.
+
+    pi-agents -p "prompt"          print the final answer
+    pi-agents --mode json -p "…"   print every event as one JSON line
+    pi-agents sessions             list sessions
+    pi-agents export <session>     write a session as Pi-style JSONL
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from piagents import __version__
+
+if TYPE_CHECKING:
+    from piagents.runtime import Runtime
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class CliError(Exception):
+    def __init__(self, message: str, code: int = EXIT_FAILED) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="pi-agents",
+        description="A coding agent whose Agents spawn, message, wait for and abort each other.",
+        epilog="Commands: `pi-agents sessions` lists sessions; "
+        "`pi-agents export <session> [-o FILE]` writes one as JSONL.",
+    )
+    p.add_argument("messages", nargs="*", help="the prompt (several arguments are joined)")
+    p.add_argument("-p", "--print", action="store_true", dest="print_mode",
+                   help="run the prompt, print the final answer and exit")
+    p.add_argument("--mode", choices=("text", "json"), default="text",
+                   help="output of print mode: the answer (text) or every event as JSON lines")
+    p.add_argument("--model", help="provider/modelId[:thinking], e.g. anthropic/claude-sonnet-4-5")
+    p.add_argument("--thinking", help="off, minimal, low, medium, high, xhigh or max")
+    p.add_argument("-c", "--continue", action="store_true", dest="continue_",
+                   help="continue the latest session in this directory")
+    p.add_argument("--session", help="continue the session with this id")
+    p.add_argument("--tools", help="comma-separated tools to offer (default: all)")
+    p.add_argument("--no-tools", action="store_true", help="offer no built-in tools")
+    p.add_argument("--system-prompt", help="replace the default system prompt")
+    p.add_argument("--append-system-prompt", help="text appended to the system prompt")
+    p.add_argument("--agent-api", choices=("agents", "supervision"),
+                   help="which face of the agent tool the root gets")
+    p.add_argument("--home", help="runtime home (default: $PI_AGENTS_HOME or ~/.pi-agents)")
+    p.add_argument("--version", action="version", version=f"pi-agents {__version__}")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if args_list and args_list[0] == "sessions":
+            return _sessions(args_list[1:])
+        if args_list and args_list[0] == "export":
+            return _export(args_list[1:])
+        args = build_parser().parse_args(args_list)
+        import asyncio
+
+        return asyncio.run(_run(args))
+    except CliError as exc:
+        print(f"pi-agents: {exc}", file=sys.stderr)
+        return exc.code
+    except KeyboardInterrupt:
+        return 130
+
+
+def _home(value: str | None) -> Path:
+    from piagents.config import default_home
+
+    return Path(value).expanduser() if value else default_home()
+
+
+def _open_store(home: Path) -> Any:
+    from piagents.store.base import StoreError
+    from piagents.store.sqlite import SQLiteStore
+
+    try:
+        return SQLiteStore(home / "store.db")
+    except StoreError as exc:
+        raise CliError(str(exc)) from exc
+
+
+def _sessions(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="pi-agents sessions", description="List sessions.")
+    p.add_argument("--home")
+    p.add_argument("--all", action="store_true", help="include owned (non-root) sessions")
+    args = p.parse_args(argv)
+    import datetime
+
+    store = _open_store(_home(args.home))
+    try:
+        rows = store.list_sessions(roots_only=not args.all)
+    finally:
+        store.close()
+    if not rows:
+        print("No sessions.")
+        return EXIT_OK
+    print(f"{'ID':<36}  {'NAME':<16}  {'UPDATED':<16}  {'MODEL':<28}  CWD")
+    for r in rows:
+        updated = datetime.datetime.fromtimestamp(r.updated / 1000).strftime("%Y-%m-%d %H:%M")
+        print(f"{r.id:<36}  {(r.name or '-'):<16}  {updated:<16}  {(r.model or '-'):<28}  {r.cwd}")
+    return EXIT_OK
+
+
+def _export(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="pi-agents export",
+                                description="Write a session as Pi-style JSONL.")
+    p.add_argument("session", help="session id (or a unique prefix)")
+    p.add_argument("-o", "--output", help="file to write (default: standard output)")
+    p.add_argument("--home")
+    args = p.parse_args(argv)
+    from piagents.export import export_jsonl
+    from piagents.store.base import SessionNotFound
+
+    store = _open_store(_home(args.home))
+    try:
+        session_id = _resolve_session(store, args.session)
+        if args.output:
+            with open(args.output, "w", encoding="utf-8") as out:
+                n = export_jsonl(store, session_id, out)
+            print(f"Exported {n} entries of session {session_id} to {args.output}", file=sys.stderr)
+        else:
+            export_jsonl(store, session_id, sys.stdout)
+    except SessionNotFound as exc:
+        raise CliError(str(exc)) from exc
+    finally:
+        store.close()
+    return EXIT_OK
+
+
+def _resolve_session(store: Any, text: str) -> str:
+    if store.get_session(text) is not None:
+        return text
+    matches = [r.id for r in store.list_sessions() if r.id.startswith(text)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise CliError(f"No session matches {text!r}. Use `pi-agents sessions` to list them.")
+    raise CliError(f"{text!r} matches {len(matches)} sessions; give more of the id.")
+
+
+async def _run(args: argparse.Namespace) -> int:
+    from piagents.agent import RunFailed
+    from piagents.ai.registry import ProviderConfigError
+    from piagents.runtime import Runtime
+    from piagents.store.base import StoreError
+
+    prompt = " ".join(args.messages).strip()
+    if not prompt:
+        raise CliError(
+            "no prompt given: run `pi-agents -p \"your prompt\"` "
+            "(the interactive terminal UI is not available in this version)",
+            EXIT_USAGE,
+        )
+    tools = None
+    if args.no_tools:
+        tools = []
+    elif args.tools:
+        tools = [t.strip() for t in args.tools.split(",") if t.strip()]
+    try:
+        runtime = Runtime(
+            _home(args.home),
+            model=args.model,
+            thinking=args.thinking,
+            tools=tools,
+            system_prompt=args.system_prompt,
+            append_system_prompt=args.append_system_prompt,
+        )
+    except ValueError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from exc
+    for warning in runtime.warnings:
+        print(f"pi-agents: warning: {warning}", file=sys.stderr)
+    try:
+        async with runtime:
+            root = await _open(runtime, args)
+            if args.mode == "json":
+                return await _run_json(root, prompt)
+            try:
+                answer = await root.prompt(prompt)
+            except RunFailed as exc:
+                raise CliError(str(exc)) from exc
+            print(answer)
+            return EXIT_OK
+    except (StoreError, ProviderConfigError, ValueError) as exc:
+        raise CliError(str(exc)) from exc
+
+
+async def _open(runtime: Runtime, args: argparse.Namespace) -> Any:
+    session = args.session
+    if session is not None:
+        session = _resolve_session(runtime.store, session)
+    elif args.continue_:
+        session = runtime.latest_session(Path.cwd())
+    return await runtime.open_root(
+        Path.cwd(), session=session, model=args.model if session else None,
+        thinking=args.thinking, agent_api=args.agent_api,
+    )
+
+
+async def _run_json(root: Any, prompt: str) -> int:
+    import json
+
+    from piagents.harness.events import event_to_json
+
+    def emit(event: Any) -> None:
+        sys.stdout.write(json.dumps(event_to_json(event)) + "\n")
+        sys.stdout.flush()
+
+    sys.stdout.write(json.dumps({"type": "session", "id": root.id, "cwd": root.cwd,
+                                 "model": str(root.model)}) + "\n")
+    root.loop.listeners.append(emit)
+    outcome = await root.prompt_outcome(prompt)
+    return EXIT_OK if outcome.status == "completed" else EXIT_FAILED
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

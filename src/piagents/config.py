@@ -1,0 +1,335 @@
+"""Settings: `<home>/settings.json`, validated key by key.
+
+A bad file or a bad value never stops the runtime: each problem becomes a
+warning naming the file and key, the default is used, and the file is left
+as it is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from piagents.ai.models import THINKING_LEVELS, ThinkingLevel
+from piagents.ai.retry import RetryPolicy
+
+ProviderApi = Literal["openai-completions", "openai-responses", "anthropic-messages"]
+PROVIDER_APIS = ("openai-completions", "openai-responses", "anthropic-messages")
+QUEUE_MODES = ("one-at-a-time", "all")
+AGENT_APIS = ("agents", "supervision")
+
+
+def default_home() -> Path:
+    env = os.environ.get("PI_AGENTS_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".pi-agents"
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderSettings:
+    api: ProviderApi | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    api_key: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionSettings:
+    enabled: bool = True
+    reserve_tokens: int = 16_384
+    keep_recent_tokens: int = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class AgentsSettings:
+    max_concurrent: int = 3
+    max_outstanding: int = 8
+    extensions: tuple[str, ...] = ()
+    abort_timeout_ms: int = 10_000
+    agent_api: Literal["agents", "supervision"] = "agents"
+    spawn_placement: str = "inline"
+    context_retirement: bool = False
+    inline_attachment_limit_bytes: int = 65_536
+    mailbox_payload_limit_bytes: int = 262_144
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    default_model: str | None = None
+    default_thinking: ThinkingLevel = "off"
+    providers: dict[str, ProviderSettings] = field(default_factory=dict)
+    retry: RetryPolicy = RetryPolicy()
+    compaction: CompactionSettings = CompactionSettings()
+    tool_execution: Literal["parallel", "sequential"] = "parallel"
+    steering_mode: Literal["one-at-a-time", "all"] = "one-at-a-time"
+    follow_up_mode: Literal["one-at-a-time", "all"] = "one-at-a-time"
+    agents: AgentsSettings = AgentsSettings()
+    warnings: tuple[str, ...] = ()
+
+
+class _Reader:
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.warnings: list[str] = []
+
+    def warn(self, key: str, problem: str) -> None:
+        self.warnings.append(f"{self.source}: {key}: {problem}; using the default.")
+
+    def unknown(self, raw: Mapping[str, Any], known: set[str], prefix: str = "") -> None:
+        for key in raw:
+            if key not in known:
+                self.warnings.append(f"{self.source}: {prefix}{key}: unknown setting; ignored.")
+
+    def positive_int(self, raw: Mapping[str, Any], key: str, default: int, path: str) -> int:
+        if key not in raw:
+            return default
+        value = raw[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            self.warn(path, f"expected a positive integer, got {json.dumps(value)}")
+            return default
+        return value
+
+    def number(self, raw: Mapping[str, Any], key: str, default: float, path: str) -> float:
+        if key not in raw:
+            return default
+        value = raw[key]
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            self.warn(path, f"expected a non-negative number, got {json.dumps(value)}")
+            return default
+        return float(value)
+
+    def boolean(self, raw: Mapping[str, Any], key: str, default: bool, path: str) -> bool:
+        if key not in raw:
+            return default
+        if not isinstance(raw[key], bool):
+            self.warn(path, f"expected true or false, got {json.dumps(raw[key])}")
+            return default
+        return bool(raw[key])
+
+    def choice(
+        self, raw: Mapping[str, Any], key: str, choices: tuple[str, ...], default: str, path: str
+    ) -> str:
+        if key not in raw:
+            return default
+        if raw[key] not in choices:
+            self.warn(path, f"expected one of {', '.join(choices)}, got {json.dumps(raw[key])}")
+            return default
+        return str(raw[key])
+
+    def string(self, raw: Mapping[str, Any], key: str, path: str) -> str | None:
+        if key not in raw or raw[key] is None:
+            return None
+        if not isinstance(raw[key], str) or not raw[key]:
+            self.warn(path, f"expected a non-empty string, got {json.dumps(raw[key])}")
+            return None
+        return str(raw[key])
+
+    def section(self, raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+        value = raw.get(key, {})
+        if not isinstance(value, dict):
+            self.warn(key, f"expected an object, got {json.dumps(value)}")
+            return {}
+        return value
+
+
+TOP_KEYS = {
+    "defaultModel",
+    "defaultThinkingLevel",
+    "providers",
+    "retry",
+    "compaction",
+    "toolExecution",
+    "steeringMode",
+    "followUpMode",
+    "pi-agents",
+}
+
+
+def parse_settings(raw: Mapping[str, Any], source: str = "settings") -> Settings:
+    r = _Reader(source)
+    r.unknown(raw, TOP_KEYS)
+    default_model = r.string(raw, "defaultModel", "defaultModel")
+    if default_model is not None and "/" not in default_model:
+        r.warn("defaultModel", f"expected provider/modelId, got {json.dumps(default_model)}")
+        default_model = None
+    thinking = cast(
+        ThinkingLevel,
+        r.choice(raw, "defaultThinkingLevel", THINKING_LEVELS, "off", "defaultThinkingLevel"),
+    )
+
+    providers: dict[str, ProviderSettings] = {}
+    for name, value in r.section(raw, "providers").items():
+        path = f"providers.{name}"
+        if not isinstance(value, dict):
+            r.warn(path, f"expected an object, got {json.dumps(value)}")
+            continue
+        r.unknown(value, {"api", "baseUrl", "apiKeyEnv", "apiKey", "headers"}, path + ".")
+        api = value.get("api")
+        if api is not None and api not in PROVIDER_APIS:
+            r.warn(path + ".api", f"expected one of {', '.join(PROVIDER_APIS)}, got {json.dumps(api)}")
+            continue
+        headers = value.get("headers", {})
+        if not isinstance(headers, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in headers.items()
+        ):
+            r.warn(path + ".headers", "expected an object of strings")
+            headers = {}
+        providers[name] = ProviderSettings(
+            cast(ProviderApi | None, api),
+            r.string(value, "baseUrl", path + ".baseUrl"),
+            r.string(value, "apiKeyEnv", path + ".apiKeyEnv"),
+            r.string(value, "apiKey", path + ".apiKey"),
+            dict(headers),
+        )
+
+    retry_raw = r.section(raw, "retry")
+    r.unknown(retry_raw, {"maxRetries", "baseDelayMs", "maxDelayMs"}, "retry.")
+    max_retries = retry_raw.get("maxRetries", 3)
+    if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+        r.warn("retry.maxRetries", f"expected a non-negative integer, got {json.dumps(max_retries)}")
+        max_retries = 3
+    retry = RetryPolicy(
+        max_retries,
+        r.number(retry_raw, "baseDelayMs", 2000, "retry.baseDelayMs") / 1000,
+        r.number(retry_raw, "maxDelayMs", 60_000, "retry.maxDelayMs") / 1000,
+    )
+
+    comp_raw = r.section(raw, "compaction")
+    r.unknown(comp_raw, {"enabled", "reserveTokens", "keepRecentTokens"}, "compaction.")
+    compaction = CompactionSettings(
+        r.boolean(comp_raw, "enabled", True, "compaction.enabled"),
+        r.positive_int(comp_raw, "reserveTokens", 16_384, "compaction.reserveTokens"),
+        r.positive_int(comp_raw, "keepRecentTokens", 20_000, "compaction.keepRecentTokens"),
+    )
+
+    return Settings(
+        default_model=default_model,
+        default_thinking=thinking,
+        providers=providers,
+        retry=retry,
+        compaction=compaction,
+        tool_execution=cast(
+            Literal["parallel", "sequential"],
+            r.choice(raw, "toolExecution", ("parallel", "sequential"), "parallel", "toolExecution"),
+        ),
+        steering_mode=cast(
+            Literal["one-at-a-time", "all"],
+            r.choice(raw, "steeringMode", QUEUE_MODES, "one-at-a-time", "steeringMode"),
+        ),
+        follow_up_mode=cast(
+            Literal["one-at-a-time", "all"],
+            r.choice(raw, "followUpMode", QUEUE_MODES, "one-at-a-time", "followUpMode"),
+        ),
+        agents=_agents(r, r.section(raw, "pi-agents")),
+        warnings=tuple(r.warnings),
+    )
+
+
+AGENTS_KEYS = {
+    "maxConcurrent",
+    "maxOutstanding",
+    "extensions",
+    "abortTimeoutMs",
+    "agentApi",
+    "spawnPlacement",
+    "contextRetirement",
+    "inlineAttachmentLimitBytes",
+    "mailboxPayloadLimitBytes",
+}
+
+
+def _agents(r: _Reader, raw: Mapping[str, Any]) -> AgentsSettings:
+    r.unknown(raw, AGENTS_KEYS, "pi-agents.")
+    d = AgentsSettings()
+    concurrent = r.positive_int(raw, "maxConcurrent", d.max_concurrent, "pi-agents.maxConcurrent")
+    outstanding = r.positive_int(
+        raw, "maxOutstanding", d.max_outstanding, "pi-agents.maxOutstanding"
+    )
+    if concurrent > outstanding:
+        r.warnings.append(
+            f"{r.source}: pi-agents: maxConcurrent ({concurrent}) must not exceed "
+            f"maxOutstanding ({outstanding}); using the defaults "
+            f"({d.max_concurrent} and {d.max_outstanding})."
+        )
+        concurrent, outstanding = d.max_concurrent, d.max_outstanding
+    extensions: tuple[str, ...] = ()
+    if "extensions" in raw:
+        value = raw["extensions"]
+        if isinstance(value, list) and all(isinstance(x, str) for x in value):
+            extensions = tuple(value)
+        else:
+            r.warn("pi-agents.extensions", "expected a list of paths")
+    placement = r.choice(
+        raw, "spawnPlacement", ("inline", "background"), d.spawn_placement,
+        "pi-agents.spawnPlacement",
+    )
+    return AgentsSettings(
+        max_concurrent=concurrent,
+        max_outstanding=outstanding,
+        extensions=extensions,
+        abort_timeout_ms=r.positive_int(
+            raw, "abortTimeoutMs", d.abort_timeout_ms, "pi-agents.abortTimeoutMs"
+        ),
+        agent_api=cast(
+            Literal["agents", "supervision"],
+            r.choice(raw, "agentApi", AGENT_APIS, d.agent_api, "pi-agents.agentApi"),
+        ),
+        spawn_placement=placement,
+        context_retirement=r.boolean(
+            raw, "contextRetirement", d.context_retirement, "pi-agents.contextRetirement"
+        ),
+        inline_attachment_limit_bytes=r.positive_int(
+            raw, "inlineAttachmentLimitBytes", d.inline_attachment_limit_bytes,
+            "pi-agents.inlineAttachmentLimitBytes",
+        ),
+        mailbox_payload_limit_bytes=r.positive_int(
+            raw, "mailboxPayloadLimitBytes", d.mailbox_payload_limit_bytes,
+            "pi-agents.mailboxPayloadLimitBytes",
+        ),
+    )
+
+
+def merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """Deep-merge `over` onto `base` (objects merge, everything else replaces)."""
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def read_settings_file(path: Path) -> tuple[dict[str, Any], list[str]]:
+    """The raw settings object and any warning; a missing file is an empty object."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}, []
+    except OSError as exc:
+        return {}, [f"{path}: cannot read ({exc.strerror}); using the defaults."]
+    try:
+        raw = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError as exc:
+        return {}, [
+            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg}); "
+            "using the defaults. The file was left as it is."
+        ]
+    if not isinstance(raw, dict):
+        return {}, [f"{path}: expected a JSON object; using the defaults."]
+    return raw, []
+
+
+def load_settings(home: Path, overrides: Mapping[str, Any] | None = None) -> Settings:
+    path = home / "settings.json"
+    raw, warnings = read_settings_file(path)
+    settings = parse_settings(merge(raw, overrides or {}), str(path))
+    if warnings:
+        from dataclasses import replace
+
+        settings = replace(settings, warnings=(*warnings, *settings.warnings))
+    return settings

@@ -1,0 +1,92 @@
+"""Build the messages a model sees from a session's entries (pure functions)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from piagents.ai.messages import (
+    AssistantMessage,
+    Message,
+    TextContent,
+    ToolResultMessage,
+    UserMessage,
+)
+from piagents.store.records import CompactionEntry, Entry, MessageEntry
+
+MISSING_RESULT_TEXT = "No result provided"
+
+SUMMARY_PREFIX = (
+    "The conversation history before this point was compacted into the following summary:\n\n"
+    "<summary>\n"
+)
+SUMMARY_SUFFIX = "\n</summary>"
+
+
+def summary_message(entry: CompactionEntry) -> UserMessage:
+    return UserMessage((TextContent(SUMMARY_PREFIX + entry.summary + SUMMARY_SUFFIX),), entry.timestamp)
+
+
+def keeps(message: Message) -> bool:
+    """Aborted and errored assistant messages never reach a model."""
+    return not (isinstance(message, AssistantMessage) and message.stop_reason in ("error", "aborted"))
+
+
+def context_entries(entries: Sequence[Entry]) -> list[Entry]:
+    """The entries in effect: from the latest compaction's first kept entry on."""
+    last = None
+    for i in range(len(entries) - 1, -1, -1):
+        if isinstance(entries[i], CompactionEntry):
+            last = i
+            break
+    if last is None:
+        return list(entries)
+    compaction = entries[last]
+    assert isinstance(compaction, CompactionEntry)
+    start = last
+    if compaction.first_kept_entry_id is not None:
+        for i in range(last):
+            if entries[i].id == compaction.first_kept_entry_id:
+                start = i
+                break
+    kept = [e for e in entries[start:last] if isinstance(e, MessageEntry)]
+    return [compaction, *kept, *entries[last + 1 :]]
+
+
+def build_context(entries: Iterable[Entry]) -> list[Message]:
+    """Messages for the model, with results matched to calls.
+
+    Aborted/errored assistant messages are dropped (and results of their calls);
+    a tool call without a result gets an error result right after its message.
+    """
+    out: list[Message] = []
+    for e in context_entries(list(entries)):
+        if isinstance(e, CompactionEntry):
+            out.append(summary_message(e))
+        elif isinstance(e, MessageEntry) and keeps(e.message):
+            out.append(e.message)
+    return repair_tool_results(out)
+
+
+def repair_tool_results(messages: Sequence[Message]) -> list[Message]:
+    out: list[Message] = []
+    open_calls: dict[str, str] = {}  # id -> name, of the latest assistant message
+
+    def close_open() -> None:
+        for call_id, name in open_calls.items():
+            out.append(
+                ToolResultMessage(call_id, name, (TextContent(MISSING_RESULT_TEXT),), None, True)
+            )
+        open_calls.clear()
+
+    for m in messages:
+        if isinstance(m, ToolResultMessage):
+            if m.tool_call_id in open_calls:
+                del open_calls[m.tool_call_id]
+                out.append(m)
+            continue  # a result whose call is not in context is dropped
+        close_open()
+        out.append(m)
+        if isinstance(m, AssistantMessage):
+            open_calls = {c.id: c.name for c in m.tool_calls}
+    close_open()
+    return out

@@ -1,0 +1,500 @@
+"""The agent loop: runs, turns, tool boundaries, queues and abort.
+
+A run starts from one or more inputs and ends with a final answer. A turn is
+one model response and the tool calls it makes. `steer` inputs join the
+current run after its tool calls; `followUp` inputs start the next run;
+writes are added at the next tool boundary (or at once when idle) and never
+start a turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections import deque
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from piagents.ai.events import (
+    StreamEnd,
+    StreamRetry,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+)
+from piagents.ai.messages import (
+    AssistantContent,
+    AssistantMessage,
+    Message,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from piagents.ai.models import ModelRef, ThinkingLevel
+from piagents.ai.provider import ModelRequest, Provider
+from piagents.ai.retry import RetryPolicy, stream_with_retry
+from piagents.harness.events import (
+    AssistantDelta,
+    AssistantRetry,
+    Input,
+    InputQueued,
+    LoopEvent,
+    MessageCommitted,
+    Phase,
+    PhaseChanged,
+    RunEnded,
+    RunOutcome,
+    RunStarted,
+    ToolStarted,
+    TurnStarted,
+)
+from piagents.harness.session import Session
+from piagents.harness.tools.base import Tool, ToolContext, ToolError, ToolResult, spec_of
+from piagents.harness.tools.base import validation_error as tool_validation_error
+
+QueueMode = Literal["one-at-a-time", "all"]
+ABORTED_TOOL_TEXT = "Tool execution was aborted."
+
+
+@dataclass(frozen=True, slots=True)
+class LoopConfig:
+    tool_execution: Literal["parallel", "sequential"] = "parallel"
+    steering_mode: QueueMode = "one-at-a-time"
+    follow_up_mode: QueueMode = "one-at-a-time"
+    retry: RetryPolicy = RetryPolicy()
+
+
+@dataclass(slots=True)
+class LoopHooks:
+    """Where a higher layer plugs in: slots before a run, results after it."""
+
+    before_run: Callable[[AgentLoop, tuple[Input, ...]], Awaitable[None]] | None = None
+    after_run: Callable[[AgentLoop, RunOutcome], None] | None = None
+    # Turns an input into the user message committed for it (e.g. a sender header).
+    render_input: Callable[[Input], UserMessage] | None = None
+    # Runs before each model call; may compact the session.
+    before_model_call: Callable[[AgentLoop], Awaitable[None]] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AbortResult:
+    withdrawn: tuple[Input, ...]
+    had_work: bool
+    stopped: bool  # False when the turn did not stop within the timeout and was abandoned
+
+
+@dataclass(slots=True)
+class _Run:
+    inputs: list[Input]
+    aborted: asyncio.Event = field(default_factory=asyncio.Event)
+    abandoned: asyncio.Event = field(default_factory=asyncio.Event)
+    finished: asyncio.Event = field(default_factory=asyncio.Event)
+    step: asyncio.Task[AssistantMessage] | None = None
+
+
+def default_render(inp: Input) -> UserMessage:
+    return UserMessage((TextContent(inp.text), *inp.images))
+
+
+class AgentLoop:
+    """Drives one session. Runs are tasks in the owner's task group."""
+
+    def __init__(
+        self,
+        session: Session,
+        *,
+        task_group: asyncio.TaskGroup,
+        resolve_provider: Callable[[ModelRef], Provider],
+        model: ModelRef,
+        thinking: ThinkingLevel,
+        tools: Sequence[Tool],
+        system_prompt: str,
+        output_dir: Path,
+        config: LoopConfig = LoopConfig(),
+        hooks: LoopHooks | None = None,
+        agent_name: str | None = None,
+    ) -> None:
+        self.session = session
+        self._tg = task_group
+        self.resolve_provider = resolve_provider
+        self.model = model
+        self.thinking: ThinkingLevel = thinking
+        self.tools: dict[str, Tool] = {t.name: t for t in tools}
+        self.system_prompt = system_prompt
+        self.output_dir = output_dir
+        self.config = config
+        self.hooks = hooks or LoopHooks()
+        self.agent_name = agent_name
+        self.phase: Phase = "idle"
+        self.listeners: list[Callable[[LoopEvent], None]] = []
+        self._steers: deque[Input] = deque()
+        self._follow_ups: deque[Input] = deque()
+        self._writes: deque[Input] = deque()
+        self._waiters: dict[str, asyncio.Future[RunOutcome]] = {}
+        self._driver: asyncio.Task[None] | None = None
+        self._run: _Run | None = None
+        self._abandoned: set[asyncio.Task[Any]] = set()
+        self._turn = 0
+        self.closed = False
+
+    # ---- observation -------------------------------------------------------
+
+    def emit(self, event: LoopEvent) -> None:
+        for listener in list(self.listeners):
+            listener(event)
+
+    def _set_phase(self, phase: Phase) -> None:
+        if phase != self.phase:
+            self.phase = phase
+            self.emit(PhaseChanged(phase))
+
+    @property
+    def busy(self) -> bool:
+        """A run is in progress or queued, or inputs wait."""
+        return self._run is not None or bool(self._follow_ups or self._steers)
+
+    @property
+    def in_turn(self) -> bool:
+        return self._run is not None and self.phase == "running"
+
+    def queued_inputs(self) -> list[Input]:
+        return [*self._steers, *self._follow_ups]
+
+    def queued_writes(self) -> list[Input]:
+        return list(self._writes)
+
+    # ---- delivery -----------------------------------------------------------
+
+    def submit(self, inp: Input) -> asyncio.Future[RunOutcome] | None:
+        """Accept an input or a write; returns a future of the input's run outcome."""
+        if self.closed:
+            raise RuntimeError("the agent is closed")
+        if inp.delivery == "write":
+            if self._run is not None and self.phase == "running":
+                self._writes.append(inp)
+                self.emit(InputQueued(inp))
+            else:
+                self._commit_inputs([inp])
+            return None
+        future: asyncio.Future[RunOutcome] = asyncio.get_running_loop().create_future()
+        self._waiters[inp.id] = future
+        if inp.delivery == "steer" and self.in_turn:
+            self._steers.append(inp)
+        else:
+            self._follow_ups.append(inp)
+        self.emit(InputQueued(inp))
+        self._ensure_driver()
+        return future
+
+    async def prompt(self, text: str) -> RunOutcome:
+        future = self.submit(Input(text))
+        assert future is not None
+        return await future
+
+    def withdraw_queued(self) -> list[Input]:
+        """Take back inputs that have not started (e.g. to put them back in an editor)."""
+        taken = [*self._steers, *self._follow_ups]
+        self._steers.clear()
+        self._follow_ups.clear()
+        for inp in taken:
+            self._settle(RunOutcome((inp,), "aborted", ""))
+        return taken
+
+    def _ensure_driver(self) -> None:
+        if self._driver is None or self._driver.done():
+            self._driver = self._tg.create_task(self._drive())
+
+    def _take(self, queue: deque[Input], mode: QueueMode) -> list[Input]:
+        if mode == "all":
+            items = list(queue)
+            queue.clear()
+            return items
+        return [queue.popleft()] if queue else []
+
+    def _commit_inputs(self, inputs: Sequence[Input]) -> None:
+        render = self.hooks.render_input or default_render
+        messages = [render(i) for i in inputs]
+        from piagents.store.records import MessageEntry
+
+        self.session.append(*(MessageEntry(m) for m in messages))
+        for m in messages:
+            self.emit(MessageCommitted(m))
+
+    def _flush_writes(self) -> None:
+        if self._writes:
+            writes = list(self._writes)
+            self._writes.clear()
+            self._commit_inputs(writes)
+
+    # ---- runs ---------------------------------------------------------------
+
+    async def _drive(self) -> None:
+        while not self.closed and (self._steers or self._follow_ups):
+            if self._steers:
+                batch = self._take(self._steers, self.config.steering_mode)
+            else:
+                batch = self._take(self._follow_ups, self.config.follow_up_mode)
+            await self._run_inputs(batch)
+
+    async def _run_inputs(self, batch: list[Input]) -> None:
+        run = _Run(list(batch))
+        self._run = run
+        outcome: RunOutcome | None = None
+        try:
+            self._set_phase("queued")
+            if self.hooks.before_run is not None:
+                await self.hooks.before_run(self, tuple(batch))
+            if run.aborted.is_set():
+                outcome = RunOutcome(tuple(run.inputs), "aborted", "")
+                return
+            run.inputs.extend(self._steers)  # steers that arrived while queued join now
+            self._steers.clear()
+            self._set_phase("running")
+            self.emit(RunStarted(tuple(run.inputs)))
+            self._commit_inputs(run.inputs)
+            outcome = await self._turns(run)
+        except asyncio.CancelledError:
+            outcome = RunOutcome(tuple(run.inputs), "aborted", "")
+            raise
+        except Exception as exc:  # a bug in a hook or tool plumbing ends the run, not the runtime
+            outcome = RunOutcome(tuple(run.inputs), "failed", f"{type(exc).__name__}: {exc}")
+        finally:
+            if outcome is None:
+                outcome = RunOutcome(tuple(run.inputs), "aborted", "")
+            self._run = None
+            with contextlib.suppress(Exception):
+                self._flush_writes()
+            self._set_phase("idle")
+            run.finished.set()
+            if self.hooks.after_run is not None:
+                self.hooks.after_run(self, outcome)
+            self._settle(outcome)
+            self.emit(RunEnded(outcome))
+
+    def _settle(self, outcome: RunOutcome) -> None:
+        for inp in outcome.inputs:
+            fut = self._waiters.pop(inp.id, None)
+            if fut is not None and not fut.done():
+                fut.set_result(outcome)
+
+    async def _turns(self, run: _Run) -> RunOutcome:
+        while True:
+            if self.hooks.before_model_call is not None:
+                await self.hooks.before_model_call(self)
+            self._turn += 1
+            self.emit(TurnStarted(self._turn))
+            step = asyncio.create_task(self._step(run))
+            run.step = step
+            abandon = asyncio.ensure_future(run.abandoned.wait())
+            try:
+                await asyncio.wait({step, abandon}, return_when=asyncio.FIRST_COMPLETED)
+            except asyncio.CancelledError:
+                step.cancel()
+                await self._await_bounded(step, run)
+                raise
+            finally:
+                abandon.cancel()
+            if not step.done():  # abandoned: let it run on, out of our books
+                self._abandoned.add(step)
+                step.add_done_callback(self._abandoned.discard)
+                return RunOutcome(tuple(run.inputs), "aborted", "")
+            if step.cancelled():
+                return RunOutcome(tuple(run.inputs), "aborted", "")
+            message = step.result()
+            if message.stop_reason == "aborted" or run.aborted.is_set():
+                return RunOutcome(tuple(run.inputs), "aborted", message.text)
+            if message.stop_reason == "error":
+                return RunOutcome(tuple(run.inputs), "failed", message.error_message or "error")
+            self._flush_writes()
+            steers = self._take(self._steers, self.config.steering_mode)
+            if steers:
+                run.inputs.extend(steers)
+                self._commit_inputs(steers)
+                continue
+            if message.tool_calls:
+                continue
+            return RunOutcome(tuple(run.inputs), "completed", message.text)
+
+    async def _await_bounded(self, task: asyncio.Task[Any], run: _Run) -> None:
+        """Wait for a cancelled step to finish, unless it is abandoned."""
+        abandon = asyncio.ensure_future(run.abandoned.wait())
+        try:
+            await asyncio.wait({task, abandon}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            abandon.cancel()
+
+    async def _step(self, run: _Run) -> AssistantMessage:
+        """One model response and its tool calls; commits each step as it happens."""
+        message = await self._stream(run)
+        if run.abandoned.is_set():
+            return message
+        self.session.append_message(message)
+        self.emit(MessageCommitted(message))
+        if message.stop_reason in ("aborted", "error") or not message.tool_calls:
+            return message
+        await self._execute_tools(run, message.tool_calls)
+        return message
+
+    async def _stream(self, run: _Run) -> AssistantMessage:
+        provider = self.resolve_provider(self.model)
+        request = ModelRequest(
+            model=self.model,
+            system_prompt=self.system_prompt,
+            messages=tuple(self.session.context()),
+            tools=tuple(spec_of(t) for t in self.tools.values()),
+            thinking=self.thinking,
+            agent_id=self.session.id,
+            agent_name=self.agent_name,
+            aborted=run.aborted,
+        )
+        text: list[str] = []
+        thinking: list[str] = []
+        calls: dict[int, list[str]] = {}  # index -> [id, name, args json]
+        try:
+            async for event in stream_with_retry(provider, request, self.config.retry):
+                if isinstance(event, TextDelta):
+                    text.append(event.text)
+                    self.emit(AssistantDelta("text", event.text))
+                elif isinstance(event, ThinkingDelta):
+                    thinking.append(event.text)
+                    self.emit(AssistantDelta("thinking", event.text))
+                elif isinstance(event, ToolCallDelta):
+                    slot = calls.setdefault(event.index, [event.id, event.name, ""])
+                    slot[0] = slot[0] or event.id
+                    slot[1] = slot[1] or event.name
+                    slot[2] += event.args_fragment
+                    self.emit(AssistantDelta("toolCall", event.args_fragment))
+                elif isinstance(event, StreamRetry):
+                    text.clear()
+                    thinking.clear()
+                    calls.clear()
+                    self.emit(AssistantRetry(event.attempt, event.delay_s, event.error))
+                elif isinstance(event, StreamEnd):
+                    return event.message
+        except asyncio.CancelledError:
+            partial = self._partial(request, text, thinking)
+            if not run.abandoned.is_set():
+                self.session.append_message(partial)
+                self.emit(MessageCommitted(partial))
+            raise
+        raise AssertionError("unreachable: stream_with_retry always ends with StreamEnd")
+
+    @staticmethod
+    def _partial(request: ModelRequest, text: list[str], thinking: list[str]) -> AssistantMessage:
+        content: list[AssistantContent] = []
+        if thinking:
+            content.append(ThinkingContent("".join(thinking)))
+        if text:
+            content.append(TextContent("".join(text)))
+        return AssistantMessage(
+            tuple(content),
+            "aborted",
+            provider=request.model.provider,
+            model=request.model.model_id,
+        )
+
+    async def _execute_tools(self, run: _Run, calls: list[ToolCall]) -> None:
+        results: dict[int, ToolResultMessage] = {}
+        next_to_commit = 0
+
+        def commit_ready() -> None:
+            nonlocal next_to_commit
+            while next_to_commit in results and not run.abandoned.is_set():
+                msg = results[next_to_commit]
+                self.session.append_message(msg)
+                self.emit(MessageCommitted(msg))
+                next_to_commit += 1
+
+        async def one(index: int, call: ToolCall) -> None:
+            self.emit(ToolStarted(call))
+            results[index] = await self._execute_tool(run, call)
+            commit_ready()
+
+        try:
+            if self.config.tool_execution == "sequential":
+                for i, call in enumerate(calls):
+                    await one(i, call)
+            else:
+                async with asyncio.TaskGroup() as tg:
+                    for i, call in enumerate(calls):
+                        tg.create_task(one(i, call))
+        except asyncio.CancelledError:
+            for i, call in enumerate(calls):
+                if i not in results:
+                    results[i] = ToolResultMessage(
+                        call.id, call.name, (TextContent(ABORTED_TOOL_TEXT),), None, True
+                    )
+            commit_ready()
+            raise
+
+    async def _execute_tool(self, run: _Run, call: ToolCall) -> ToolResultMessage:
+        result = await self.run_tool(call, run.aborted)
+        return ToolResultMessage(
+            call.id,
+            call.name,
+            (TextContent(result.text), *result.images),
+            result.details,
+            result.is_error,
+        )
+
+    async def run_tool(self, call: ToolCall, aborted: asyncio.Event | None = None) -> ToolResult:
+        """Validate and run one tool call; every failure becomes an error result."""
+        tool = self.tools.get(call.name)
+        if tool is None:
+            return ToolResult(f"Tool {call.name} not found.", is_error=True)
+        problem = tool_validation_error(tool, call.args)
+        if problem is not None:
+            return ToolResult(problem, is_error=True)
+        ctx = ToolContext(
+            cwd=Path(self.session.record.cwd),
+            output_dir=self.output_dir,
+            agent_id=self.session.id,
+            call_id=call.id,
+            aborted=aborted or asyncio.Event(),
+        )
+        try:
+            return await tool.execute(call.args, ctx)
+        except ToolError as exc:
+            return ToolResult(str(exc), is_error=True)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            return ToolResult(f"{type(exc).__name__}: {exc}", is_error=True)
+
+    # ---- abort & close --------------------------------------------------------
+
+    async def abort(self, timeout: float | None = 10.0) -> AbortResult:
+        """Stop the current run and withdraw queued inputs; writes stay queued."""
+        withdrawn = tuple(self.withdraw_queued())
+        run = self._run
+        if run is None:
+            return AbortResult(withdrawn, bool(withdrawn), True)
+        run.aborted.set()
+        if run.step is not None:
+            run.step.cancel()
+        elif self._driver is not None:  # still waiting for a slot
+            self._driver.cancel()
+        try:
+            async with asyncio.timeout(timeout):
+                await run.finished.wait()
+        except TimeoutError:
+            run.abandoned.set()
+            await run.finished.wait()
+            return AbortResult(withdrawn, True, False)
+        return AbortResult(withdrawn, True, True)
+
+    async def close(self, timeout: float | None = 10.0) -> None:
+        """Abort everything and stop the driver; inputs not handled end `aborted`."""
+        await self.abort(timeout)
+        self.closed = True
+        if self._driver is not None and not self._driver.done():
+            self._driver.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._driver
+        for task in list(self._abandoned):
+            task.cancel()

@@ -1,0 +1,73 @@
+"""What a tool is, what it gets when it runs, and what it returns."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import jsonschema
+
+from piagents.ai.messages import ImageContent
+from piagents.ai.provider import ToolSpec
+
+
+class ToolError(Exception):
+    """Raised by a tool to fail its call with a clear message (an error result)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    text: str
+    details: Any = None
+    is_error: bool = False
+    images: tuple[ImageContent, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """What a running tool may use: where it works and where it saves full outputs."""
+
+    cwd: Path
+    output_dir: Path  # full outputs of truncated results go here
+    agent_id: str = ""
+    call_id: str = ""
+    aborted: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class Tool(Protocol):
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    prompt_snippet: str
+    prompt_guidelines: Sequence[str]
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
+
+
+def spec_of(tool: Tool) -> ToolSpec:
+    return ToolSpec(tool.name, tool.description, tool.parameters)
+
+
+def validation_error(tool: Tool, args: Any) -> str | None:
+    """A clear message naming the offending field, or None when `args` fit the schema."""
+    if not isinstance(args, dict):
+        return f"Invalid arguments for {tool.name}: expected an object, got {type(args).__name__}."
+    validator = jsonschema.Draft202012Validator(tool.parameters)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(args))
+    if error is None:
+        return None
+    where = ".".join(str(p) for p in error.absolute_path)
+    if error.validator == "required":
+        return f"Invalid arguments for {tool.name}: {error.message}."
+    if error.validator == "additionalProperties":
+        return f"Invalid arguments for {tool.name}: {error.message}."
+    field_name = where or "(root)"
+    return f"Invalid arguments for {tool.name}: field '{field_name}': {error.message}."
+
+
+def resolve_path(ctx: ToolContext, path: str) -> Path:
+    p = Path(path).expanduser()
+    return p if p.is_absolute() else ctx.cwd / p

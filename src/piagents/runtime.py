@@ -1,0 +1,233 @@
+"""The runtime: one home (settings, store, outputs), its loaded Agents and their tasks."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from piagents.agent import Agent
+from piagents.ai.faux import FunctionModel
+from piagents.ai.models import ModelRef, ThinkingLevel, model_info, parse_thinking_level
+from piagents.ai.registry import ProviderConfigError, ProviderRegistry
+from piagents.config import Settings, default_home, load_settings
+from piagents.harness.compaction import auto_compaction
+from piagents.harness.loop import AgentLoop, LoopConfig, LoopHooks
+from piagents.harness.session import Session
+from piagents.harness.system_prompt import build_system_prompt, find_context_files
+from piagents.harness.tools import builtin_tools
+from piagents.harness.tools.base import Tool
+from piagents.store import lease
+from piagents.store.base import LeaseHolder, SessionNotFound, Store
+from piagents.store.sqlite import SQLiteStore
+
+FAUX_DEFAULT = "faux/function"
+
+
+class Runtime:
+    """Owns the store, the providers and every loaded Agent of one home.
+
+    Use as `async with Runtime(...) as rt:`; closing takes its Agents offline.
+    """
+
+    def __init__(
+        self,
+        home: str | Path | None = None,
+        *,
+        model: str | FunctionModel | None = None,
+        thinking: str | None = None,
+        settings: dict[str, Any] | None = None,
+        tools: list[str] | None = None,
+        system_prompt: str | None = None,
+        append_system_prompt: str | None = None,
+        store: Store | None = None,
+    ) -> None:
+        self.home = Path(home).expanduser() if home is not None else default_home()
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.settings: Settings = load_settings(self.home, settings)
+        function_model = model if isinstance(model, FunctionModel) else None
+        if function_model is not None:
+            self.default_model: str | None = f"faux/{function_model.model_id}"
+        else:
+            self.default_model = model if isinstance(model, str) else self.settings.default_model
+        self.default_thinking: ThinkingLevel = (
+            parse_thinking_level(thinking) if thinking else self.settings.default_thinking
+        )
+        self.providers = ProviderRegistry(self.settings, function_model)
+        self.tool_names = tools
+        self.custom_system_prompt = system_prompt
+        self.append_system_prompt = append_system_prompt
+        self._store = store
+        self._tg: asyncio.TaskGroup | None = None
+        self.holder: LeaseHolder | None = None
+        self.agents: dict[str, Agent] = {}
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return self.settings.warnings
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            raise RuntimeError("the runtime is not open: use `async with Runtime(...)`")
+        return self._store
+
+    # ---- lifecycle ------------------------------------------------------------
+
+    async def __aenter__(self) -> Runtime:
+        if self._store is None:
+            self._store = SQLiteStore(self.home / "store.db")
+        self.holder = lease.new_holder()
+        self._tg = asyncio.TaskGroup()
+        await self._tg.__aenter__()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            await self.close_agents()
+        finally:
+            assert self._tg is not None
+            await self._tg.__aexit__(exc_type, exc, tb)
+            if self.holder is not None:
+                lease.retire(self.holder)
+            self.store.close()
+
+    async def close_agents(self) -> None:
+        timeout = self.settings.agents.abort_timeout_ms / 1000
+        for agent in reversed(list(self.agents.values())):
+            await self.unload(agent, timeout)
+
+    async def unload(self, agent: Agent, timeout: float | None = None) -> None:
+        await agent.loop.close(timeout)
+        self.agents.pop(agent.id, None)
+        if self.holder is not None:
+            with contextlib.suppress(Exception):
+                self.store.release_lease(agent.id, self.holder)
+
+    # ---- agents -------------------------------------------------------------
+
+    async def open_root(
+        self,
+        cwd: str | Path | None = None,
+        *,
+        session: str | None = None,
+        name: str | None = None,
+        model: str | None = None,
+        thinking: str | None = None,
+        agent_api: str | None = None,
+    ) -> Agent:
+        """Open a new root Agent, or reopen the saved session `session`."""
+        if session is not None:
+            loaded = self.agents.get(session)
+            if loaded is not None:
+                return loaded
+            record = self.store.get_session(session)
+            if record is None:
+                raise SessionNotFound(f"No session {session}")
+            assert self.holder is not None
+            self.store.acquire_lease(session, self.holder)
+            try:
+                s = Session.load(self.store, session)
+                return self._load(s, model=model, thinking=thinking)
+            except BaseException:
+                self.store.release_lease(session, self.holder)
+                raise
+        ref = self._model_ref(model)
+        level = self._thinking(thinking, ref)
+        directory = Path(cwd).expanduser().resolve() if cwd is not None else Path.cwd()
+        meta: dict[str, Any] = {}
+        if agent_api is not None:
+            meta["agentApi"] = agent_api
+        s = Session.create(
+            self.store,
+            cwd=str(directory),
+            model=str(ref) if ref else "",
+            thinking=level,
+            name=name,
+            meta=meta,
+        )
+        assert self.holder is not None
+        self.store.acquire_lease(s.id, self.holder)
+        return self._load(s)
+
+    def _model_ref(self, model: str | None) -> ModelRef | None:
+        text = model or self.default_model
+        return ModelRef.parse(text) if text else None
+
+    def _thinking(self, thinking: str | None, ref: ModelRef | None) -> ThinkingLevel:
+        if thinking:
+            return parse_thinking_level(thinking)
+        if ref is not None and ref.thinking is not None:
+            return ref.thinking
+        return self.default_thinking
+
+    def _load(
+        self, session: Session, *, model: str | None = None, thinking: str | None = None
+    ) -> Agent:
+        ref = self._model_ref(model or session.record.model or None)
+        if ref is None:
+            raise ProviderConfigError(
+                "No model configured: pass --model provider/modelId or set defaultModel "
+                "in settings.json."
+            )
+        level = self._thinking(thinking or session.record.thinking, ref)
+        tools = self.tools_for(session)
+        assert self._tg is not None
+        loop = AgentLoop(
+            session,
+            task_group=self._tg,
+            resolve_provider=self.providers.resolve,
+            model=ref,
+            thinking=level,
+            tools=tools,
+            system_prompt=self.system_prompt(session, tools),
+            output_dir=self.home / "outputs" / session.id,
+            config=LoopConfig(
+                tool_execution=self.settings.tool_execution,
+                steering_mode=self.settings.steering_mode,
+                follow_up_mode=self.settings.follow_up_mode,
+                retry=self.settings.retry,
+            ),
+            hooks=LoopHooks(
+                before_model_call=auto_compaction(
+                    self.settings.compaction, lambda r: model_info(r).context_window
+                )
+            ),
+            agent_name=session.record.name,
+        )
+        agent = Agent(self, session, loop)
+        self.agents[session.id] = agent
+        return agent
+
+    def tools_for(self, session: Session) -> list[Tool]:
+        tools = builtin_tools()
+        if self.tool_names is not None:
+            wanted = set(self.tool_names)
+            tools = [t for t in tools if t.name in wanted]
+        return tools
+
+    def system_prompt(self, session: Session, tools: list[Tool]) -> str:
+        cwd = Path(session.record.cwd)
+        return build_system_prompt(
+            tools=tools,
+            cwd=cwd,
+            now=datetime.datetime.now().astimezone(),
+            context_files=find_context_files(cwd) if cwd.exists() else [],
+            custom=self.custom_system_prompt,
+            append=self.append_system_prompt,
+        )
+
+    def latest_session(self, cwd: str | Path) -> str | None:
+        sessions = self.store.list_sessions(
+            cwd=str(Path(cwd).resolve()), roots_only=True, limit=1
+        )
+        return sessions[0].id if sessions else None
+

@@ -1,0 +1,82 @@
+"""The narrow interface every store implements (SQLite now, PostgreSQL later)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from piagents.store.records import Entry, SessionRecord
+
+
+class StoreError(Exception):
+    """The store cannot be used: corrupt, foreign, or unreachable. Nothing was changed."""
+
+
+class SessionNotFound(StoreError):
+    pass
+
+
+class SessionInUse(StoreError):
+    """Another live runtime holds the session's lease."""
+
+    def __init__(self, session_id: str, holder: LeaseHolder) -> None:
+        super().__init__(
+            f"Session {session_id} is in use by another pi-agents runtime "
+            f"(pid {holder.pid} on {holder.host})."
+        )
+        self.session_id = session_id
+        self.holder = holder
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseHolder:
+    """A runtime that may hold session leases: a process plus a token per runtime."""
+
+    pid: int
+    host: str
+    token: str
+    started: str = ""  # process start time, to tell a reused pid from the holder
+
+
+_UNSET: Any = object()
+
+
+class Store(Protocol):
+    """Sessions and their append-only entries, plus leases.
+
+    Every mutating call is one transaction: nothing of it is visible before it
+    commits, and a committed entry is never rewritten.
+    """
+
+    location: str
+
+    def create_session(self, record: SessionRecord) -> None: ...
+
+    def get_session(self, session_id: str) -> SessionRecord | None: ...
+
+    def list_sessions(
+        self, *, cwd: str | None = None, roots_only: bool = False, limit: int | None = None
+    ) -> list[SessionRecord]: ...
+
+    def update_session(
+        self,
+        session_id: str,
+        *,
+        name: str | None = _UNSET,
+        model: str = _UNSET,
+        thinking: str = _UNSET,
+        meta: dict[str, Any] = _UNSET,
+    ) -> SessionRecord: ...
+
+    def append(self, session_id: str, entries: Sequence[Entry]) -> None: ...
+
+    def entries(self, session_id: str, *, from_last_compaction: bool = False) -> list[Entry]: ...
+
+    def acquire_lease(self, session_id: str, holder: LeaseHolder) -> None: ...
+
+    def release_lease(self, session_id: str, holder: LeaseHolder) -> None: ...
+
+    def lease_of(self, session_id: str) -> LeaseHolder | None: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,51 @@
+"""Who holds a session: the live-runtime check behind session leases."""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+
+from piagents.store.base import LeaseHolder
+
+# Runtimes of this process that are open now; a lease naming our pid with a
+# token not in this set belongs to a runtime that has closed or crashed.
+_live_tokens: set[str] = set()
+
+
+def process_start_time(pid: int) -> str:
+    """The kernel's start time of `pid` (Linux), or "" where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read().decode(errors="replace")
+    except OSError:
+        return ""
+    # Field 22 (starttime) follows the parenthesised command name, which may hold spaces.
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return fields[19] if len(fields) > 19 else ""
+
+
+def new_holder() -> LeaseHolder:
+    pid = os.getpid()
+    holder = LeaseHolder(pid, socket.gethostname(), uuid.uuid4().hex, process_start_time(pid))
+    _live_tokens.add(holder.token)
+    return holder
+
+
+def retire(holder: LeaseHolder) -> None:
+    _live_tokens.discard(holder.token)
+
+
+def is_alive(holder: LeaseHolder) -> bool:
+    if holder.host != socket.gethostname():
+        return True  # cannot tell from here; assume the other machine still holds it
+    if holder.pid == os.getpid():
+        return holder.token in _live_tokens
+    try:
+        os.kill(holder.pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    started = process_start_time(holder.pid)
+    return not (holder.started and started and started != holder.started)

@@ -1,0 +1,142 @@
+"""Records the store keeps: sessions and their append-only entries."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+from piagents.ai.messages import Message, message_from_json, message_to_json, now_ms
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+def new_entry_id() -> str:
+    return uuid.uuid4().hex[:8]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    id: str
+    cwd: str
+    model: str = ""
+    thinking: str = "off"
+    name: str | None = None
+    owner_id: str | None = None
+    root_id: str | None = None
+    created: int = field(default_factory=now_ms)
+    updated: int = field(default_factory=now_ms)
+    # Free-form metadata of higher layers (agents, supervision) kept with the session.
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_root(self) -> bool:
+        return self.owner_id is None
+
+
+@dataclass(frozen=True, slots=True)
+class MessageEntry:
+    message: Message
+    id: str = field(default_factory=new_entry_id)
+    parent_id: str | None = None
+    timestamp: int = field(default_factory=now_ms)
+    type = "message"
+
+
+@dataclass(frozen=True, slots=True)
+class ModelChangeEntry:
+    provider: str
+    model_id: str
+    id: str = field(default_factory=new_entry_id)
+    parent_id: str | None = None
+    timestamp: int = field(default_factory=now_ms)
+    type = "model_change"
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingLevelChangeEntry:
+    thinking_level: str
+    id: str = field(default_factory=new_entry_id)
+    parent_id: str | None = None
+    timestamp: int = field(default_factory=now_ms)
+    type = "thinking_level_change"
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionEntry:
+    summary: str
+    first_kept_entry_id: str | None
+    tokens_before: int
+    id: str = field(default_factory=new_entry_id)
+    parent_id: str | None = None
+    timestamp: int = field(default_factory=now_ms)
+    type = "compaction"
+
+
+@dataclass(frozen=True, slots=True)
+class CustomEntry:
+    custom_type: str
+    data: Any
+    id: str = field(default_factory=new_entry_id)
+    parent_id: str | None = None
+    timestamp: int = field(default_factory=now_ms)
+    type = "custom"
+
+
+Entry: TypeAlias = (
+    MessageEntry | ModelChangeEntry | ThinkingLevelChangeEntry | CompactionEntry | CustomEntry
+)
+
+
+def _iso(ms: int) -> str:
+    import datetime
+
+    return datetime.datetime.fromtimestamp(ms / 1000, datetime.UTC).isoformat().replace(
+        "+00:00", "Z"
+    )
+
+
+def entry_to_json(e: Entry) -> dict[str, Any]:
+    d: dict[str, Any] = {"type": e.type, "id": e.id, "parentId": e.parent_id,
+                         "timestamp": _iso(e.timestamp)}
+    if isinstance(e, MessageEntry):
+        d["message"] = message_to_json(e.message)
+    elif isinstance(e, ModelChangeEntry):
+        d["provider"], d["modelId"] = e.provider, e.model_id
+    elif isinstance(e, ThinkingLevelChangeEntry):
+        d["thinkingLevel"] = e.thinking_level
+    elif isinstance(e, CompactionEntry):
+        d["summary"] = e.summary
+        d["firstKeptEntryId"] = e.first_kept_entry_id
+        d["tokensBefore"] = e.tokens_before
+    else:
+        d["customType"], d["data"] = e.custom_type, e.data
+    return d
+
+
+def _ms(value: Any) -> int:
+    if isinstance(value, int | float):
+        return int(value)
+    import datetime
+
+    return int(datetime.datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp() * 1000)
+
+
+def entry_from_json(d: dict[str, Any]) -> Entry:
+    kind = d.get("type")
+    common = {"id": str(d["id"]), "parent_id": d.get("parentId"), "timestamp": _ms(d["timestamp"])}
+    if kind == "message":
+        return MessageEntry(message_from_json(d["message"]), **common)
+    if kind == "model_change":
+        return ModelChangeEntry(str(d["provider"]), str(d["modelId"]), **common)
+    if kind == "thinking_level_change":
+        return ThinkingLevelChangeEntry(str(d["thinkingLevel"]), **common)
+    if kind == "compaction":
+        return CompactionEntry(
+            str(d["summary"]), d.get("firstKeptEntryId"), int(d.get("tokensBefore", 0)), **common
+        )
+    if kind == "custom":
+        return CustomEntry(str(d["customType"]), d.get("data"), **common)
+    raise ValueError(f"unknown entry type {kind!r}")

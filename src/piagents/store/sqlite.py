@@ -1,0 +1,339 @@
+"""The default store: one SQLite database (WAL) in the runtime's home."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+from piagents.store import lease
+from piagents.store.base import _UNSET, LeaseHolder, SessionInUse, SessionNotFound, StoreError
+from piagents.store.records import Entry, SessionRecord, entry_from_json, entry_to_json
+
+# 'piAG': marks a database as ours, so a foreign SQLite file is never written to.
+APPLICATION_ID = 0x70694147
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    cwd TEXT NOT NULL,
+    name TEXT,
+    model TEXT NOT NULL DEFAULT '',
+    thinking TEXT NOT NULL DEFAULT 'off',
+    owner_id TEXT,
+    root_id TEXT,
+    created INTEGER NOT NULL,
+    updated INTEGER NOT NULL,
+    meta TEXT NOT NULL DEFAULT '{}',
+    lease_pid INTEGER,
+    lease_host TEXT,
+    lease_token TEXT,
+    lease_started TEXT
+);
+CREATE INDEX IF NOT EXISTS sessions_owner ON sessions(owner_id);
+CREATE INDEX IF NOT EXISTS sessions_updated ON sessions(updated);
+CREATE TABLE IF NOT EXISTS entries (
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    entry_id TEXT NOT NULL,
+    type TEXT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS entries_id ON entries(session_id, entry_id);
+CREATE INDEX IF NOT EXISTS entries_compaction ON entries(session_id, type, seq)
+    WHERE type = 'compaction';
+"""
+
+T = TypeVar("T")
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+class SQLiteStore:
+    """Sessions and entries in `<home>/store.db`."""
+
+    def __init__(self, path: str | Path, *, synchronous: str = "NORMAL") -> None:
+        self.path = Path(path)
+        self.location = str(self.path)
+        self._check_file()
+        self._lock = threading.RLock()
+        try:
+            self._db = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=10.0
+            )
+            self._db.execute("PRAGMA busy_timeout = 10000")
+            self._init_schema(synchronous)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(
+                f"{self.path} is not a usable pi-agents store ({exc}); it was left untouched."
+            ) from exc
+        self._next_seq: dict[str, int] = {}
+
+    # ---- opening -------------------------------------------------------------
+
+    def _check_file(self) -> None:
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            return
+        with open(self.path, "rb") as f:
+            head = f.read(16)
+        if head != SQLITE_MAGIC:
+            raise StoreError(
+                f"{self.path} is not a pi-agents store (not an SQLite database); "
+                "it was left untouched. Move it away or choose another home."
+            )
+
+    def _init_schema(self, synchronous: str) -> None:
+        db = self._db
+        app_id = db.execute("PRAGMA application_id").fetchone()[0]
+        tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if app_id != APPLICATION_ID and (app_id != 0 or tables):
+            raise StoreError(
+                f"{self.path} is an SQLite database of another program; it was left untouched. "
+                "Move it away or choose another home."
+            )
+        if db.execute("PRAGMA journal_mode=WAL").fetchone()[0].lower() != "wal":
+            raise StoreError(f"{self.path}: cannot switch the database to WAL mode")
+        db.execute(f"PRAGMA synchronous={synchronous}")
+        if app_id == 0:
+            db.executescript(
+                "BEGIN IMMEDIATE;"
+                + _SCHEMA
+                + f"PRAGMA application_id = {APPLICATION_ID};"
+                + f"PRAGMA user_version = {SCHEMA_VERSION};"
+                + "COMMIT;"
+            )
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path} was written by a newer pi-agents (schema {version}); "
+                "upgrade pi-agents to use it."
+            )
+
+    # ---- helpers ---------------------------------------------------------------
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+            except sqlite3.DatabaseError as exc:
+                raise StoreError(f"{self.path}: {exc}") from exc
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            else:
+                self._db.execute("COMMIT")
+
+    def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        with self._lock:
+            try:
+                return fn(self._db)
+            except sqlite3.DatabaseError as exc:
+                raise StoreError(f"{self.path}: {exc}") from exc
+
+    # ---- sessions ----------------------------------------------------------
+
+    def create_session(self, record: SessionRecord) -> None:
+        with self._tx() as db:
+            db.execute(
+                "INSERT INTO sessions (id, cwd, name, model, thinking, owner_id, root_id, "
+                "created, updated, meta) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (
+                    record.id,
+                    record.cwd,
+                    record.name,
+                    record.model,
+                    record.thinking,
+                    record.owner_id,
+                    record.root_id,
+                    record.created,
+                    record.updated,
+                    json.dumps(record.meta),
+                ),
+            )
+        self._next_seq[record.id] = 0
+
+    _COLS = "id, cwd, name, model, thinking, owner_id, root_id, created, updated, meta"
+
+    @staticmethod
+    def _record(row: Sequence[Any]) -> SessionRecord:
+        return SessionRecord(
+            id=row[0],
+            cwd=row[1],
+            name=row[2],
+            model=row[3],
+            thinking=row[4],
+            owner_id=row[5],
+            root_id=row[6],
+            created=row[7],
+            updated=row[8],
+            meta=json.loads(row[9]),
+        )
+
+    def get_session(self, session_id: str) -> SessionRecord | None:
+        row = self._read(
+            lambda db: db.execute(
+                f"SELECT {self._COLS} FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+        )
+        return self._record(row) if row else None
+
+    def list_sessions(
+        self, *, cwd: str | None = None, roots_only: bool = False, limit: int | None = None
+    ) -> list[SessionRecord]:
+        sql = f"SELECT {self._COLS} FROM sessions"
+        where: list[str] = []
+        args: list[Any] = []
+        if cwd is not None:
+            where.append("cwd = ?")
+            args.append(cwd)
+        if roots_only:
+            where.append("owner_id IS NULL")
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY updated DESC, created DESC"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        rows = self._read(lambda db: db.execute(sql, args).fetchall())
+        return [self._record(r) for r in rows]
+
+    def update_session(
+        self,
+        session_id: str,
+        *,
+        name: str | None = _UNSET,
+        model: str = _UNSET,
+        thinking: str = _UNSET,
+        meta: dict[str, Any] = _UNSET,
+    ) -> SessionRecord:
+        sets: list[str] = []
+        args: list[Any] = []
+        for col, value in (("name", name), ("model", model), ("thinking", thinking)):
+            if value is not _UNSET:
+                sets.append(f"{col} = ?")
+                args.append(value)
+        if meta is not _UNSET:
+            sets.append("meta = ?")
+            args.append(json.dumps(meta))
+        with self._tx() as db:
+            if sets:
+                db.execute(
+                    f"UPDATE sessions SET {', '.join(sets)} WHERE id = ?", (*args, session_id)
+                )
+            row = db.execute(
+                f"SELECT {self._COLS} FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+        if row is None:
+            raise SessionNotFound(f"No session {session_id}")
+        return self._record(row)
+
+    # ---- entries ------------------------------------------------------------
+
+    def append(self, session_id: str, entries: Sequence[Entry]) -> None:
+        if not entries:
+            return
+        rows = [(e.id, e.type, json.dumps(entry_to_json(e), separators=(",", ":"))) for e in entries]
+        with self._tx() as db:
+            seq = self._next_seq.get(session_id)
+            if seq is None:
+                last = db.execute(
+                    "SELECT max(seq) FROM entries WHERE session_id = ?", (session_id,)
+                ).fetchone()[0]
+                seq = 0 if last is None else last + 1
+            db.executemany(
+                "INSERT INTO entries (session_id, seq, entry_id, type, body) VALUES (?,?,?,?,?)",
+                [(session_id, seq + i, *row) for i, row in enumerate(rows)],
+            )
+            cur = db.execute(
+                "UPDATE sessions SET updated = ? WHERE id = ?",
+                (entries[-1].timestamp, session_id),
+            )
+            if cur.rowcount == 0:
+                raise SessionNotFound(f"No session {session_id}")
+        self._next_seq[session_id] = seq + len(rows)
+
+    def entries(self, session_id: str, *, from_last_compaction: bool = False) -> list[Entry]:
+        def query(db: sqlite3.Connection) -> list[Any]:
+            start = 0
+            if from_last_compaction:
+                row = db.execute(
+                    "SELECT seq, body FROM entries WHERE session_id = ? AND type = 'compaction' "
+                    "ORDER BY seq DESC LIMIT 1",
+                    (session_id,),
+                ).fetchone()
+                if row is not None:
+                    start = row[0]
+                    kept = json.loads(row[1]).get("firstKeptEntryId")
+                    if kept:
+                        hit = db.execute(
+                            "SELECT seq FROM entries WHERE session_id = ? AND entry_id = ?",
+                            (session_id, kept),
+                        ).fetchone()
+                        if hit is not None:
+                            start = min(start, hit[0])
+            return db.execute(
+                "SELECT body FROM entries WHERE session_id = ? AND seq >= ? ORDER BY seq",
+                (session_id, start),
+            ).fetchall()
+
+        rows = self._read(query)
+        try:
+            return [entry_from_json(json.loads(r[0])) for r in rows]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise StoreError(
+                f"{self.path}: session {session_id} has an unreadable entry ({exc})"
+            ) from exc
+
+    # ---- leases -------------------------------------------------------------
+
+    def acquire_lease(self, session_id: str, holder: LeaseHolder) -> None:
+        with self._tx() as db:
+            row = db.execute(
+                "SELECT lease_pid, lease_host, lease_token, lease_started FROM sessions "
+                "WHERE id = ?",
+                (session_id,),
+            ).fetchone()
+            if row is None:
+                raise SessionNotFound(f"No session {session_id}")
+            if row[0] is not None:
+                current = LeaseHolder(row[0], row[1], row[2], row[3] or "")
+                if current.token != holder.token and lease.is_alive(current):
+                    raise SessionInUse(session_id, current)
+            db.execute(
+                "UPDATE sessions SET lease_pid=?, lease_host=?, lease_token=?, lease_started=? "
+                "WHERE id = ?",
+                (holder.pid, holder.host, holder.token, holder.started, session_id),
+            )
+
+    def release_lease(self, session_id: str, holder: LeaseHolder) -> None:
+        with self._tx() as db:
+            db.execute(
+                "UPDATE sessions SET lease_pid=NULL, lease_host=NULL, lease_token=NULL, "
+                "lease_started=NULL WHERE id = ? AND lease_token = ?",
+                (session_id, holder.token),
+            )
+
+    def lease_of(self, session_id: str) -> LeaseHolder | None:
+        row = self._read(
+            lambda db: db.execute(
+                "SELECT lease_pid, lease_host, lease_token, lease_started FROM sessions "
+                "WHERE id = ?",
+                (session_id,),
+            ).fetchone()
+        )
+        if row is None or row[0] is None:
+            return None
+        holder = LeaseHolder(row[0], row[1], row[2], row[3] or "")
+        return holder if lease.is_alive(holder) else None
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
