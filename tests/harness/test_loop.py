@@ -379,3 +379,25 @@ async def test_steering_mode_decides_how_many_steers_join_at_once(tmp_path, mode
     else:
         assert models == [["go"], ["go", "s1"], ["go", "s1", "s2"]]
 
+
+
+async def test_an_abort_during_the_before_model_call_hook_makes_no_further_model_call(tmp_path):
+    calls = []
+    hook_started = asyncio.Event()
+
+    async def slow_hook(loop):
+        if calls:
+            hook_started.set()
+            await asyncio.sleep(30)
+
+    def route(call):
+        calls.append(1)
+        return Reply(tool_calls=[echo("x")]) if len(calls) == 1 else "second"
+
+    async with asyncio.TaskGroup() as tg:
+        h = Harness(tmp_path, tg, route, hooks=LoopHooks(before_model_call=slow_hook))
+        run = h.loop.submit(Input("go"))
+        await hook_started.wait()
+        result = await h.loop.abort(timeout=2)
+        assert result.stopped and (await run).status == "aborted"
+    assert calls == [1]

@@ -79,6 +79,8 @@ class LoopHooks:
     render_input: Callable[[Input], UserMessage] | None = None
     # Runs before each model call; may compact the session.
     before_model_call: Callable[[AgentLoop], Awaitable[None]] | None = None
+    # Inputs taken back before they started (abort, or a user clearing the queue).
+    on_withdrawn: Callable[[AgentLoop, tuple[Input, ...]], None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,11 +198,16 @@ class AgentLoop:
         assert future is not None
         return await future
 
-    def withdraw_queued(self) -> list[Input]:
-        """Take back inputs that have not started (e.g. to put them back in an editor)."""
-        taken = [*self._steers, *self._follow_ups]
-        self._steers.clear()
-        self._follow_ups.clear()
+    def withdraw_queued(self, which: Callable[[Input], bool] | None = None) -> list[Input]:
+        """Take back inputs that have not started (all, or those `which` selects)."""
+        taken: list[Input] = []
+        for queue in (self._steers, self._follow_ups):
+            keep = [i for i in queue if which is not None and not which(i)]
+            taken.extend(i for i in queue if which is None or which(i))
+            queue.clear()
+            queue.extend(keep)
+        if taken and self.hooks.on_withdrawn is not None:
+            self.hooks.on_withdrawn(self, tuple(taken))
         for inp in taken:
             self._settle(RunOutcome((inp,), "aborted", ""))
         return taken
@@ -284,8 +291,8 @@ class AgentLoop:
 
     async def _turns(self, run: _Run) -> RunOutcome:
         while True:
-            if self.hooks.before_model_call is not None:
-                await self.hooks.before_model_call(self)
+            if run.aborted.is_set():
+                return RunOutcome(tuple(run.inputs), "aborted", "")
             self._turn += 1
             self.emit(TurnStarted(self._turn))
             step = asyncio.create_task(self._step(run))
@@ -330,6 +337,8 @@ class AgentLoop:
 
     async def _step(self, run: _Run) -> AssistantMessage:
         """One model response and its tool calls; commits each step as it happens."""
+        if self.hooks.before_model_call is not None:  # inside the step, so abort cancels it
+            await self.hooks.before_model_call(self)
         message = await self._stream(run)
         if run.abandoned.is_set():
             return message
@@ -468,9 +477,12 @@ class AgentLoop:
 
     # ---- abort & close --------------------------------------------------------
 
-    async def abort(self, timeout: float | None = 10.0) -> AbortResult:
-        """Stop the current run and withdraw queued inputs; writes stay queued."""
-        withdrawn = tuple(self.withdraw_queued())
+    async def abort(
+        self, timeout: float | None = 10.0, which: Callable[[Input], bool] | None = None
+    ) -> AbortResult:
+        """Stop the current run and withdraw queued inputs (all, or those `which`
+        selects); writes stay queued."""
+        withdrawn = tuple(self.withdraw_queued(which))
         run = self._run
         if run is None:
             return AbortResult(withdrawn, bool(withdrawn), True)
