@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from piagents.ai.messages import ToolCall
 from piagents.ai.models import ModelRef, ThinkingLevel, parse_thinking_level
 from piagents.harness.events import Input, RunOutcome
-from piagents.harness.loop import AbortResult, AgentLoop
+from piagents.harness.loop import AgentLoop
 from piagents.harness.session import Session
 
 if TYPE_CHECKING:
@@ -68,23 +68,24 @@ class Agent:
         return outcome.answer
 
     async def prompt_outcome(self, text: str) -> RunOutcome:
-        future = self.loop.submit(Input(text))
-        assert future is not None
-        return await future
+        accepted = self.runtime.coordinator.user_input(self, text)
+        assert accepted.future is not None
+        return await accepted.future
 
     def send(self, text: str, deliver_as: str = "followUp") -> None:
         """A user input (`followUp` or `steer`) or a write, without waiting for it."""
         if deliver_as not in ("followUp", "steer", "write"):
             raise ValueError(f"unknown delivery {deliver_as!r}")
-        self.loop.submit(Input(text, deliver_as))  # type: ignore[arg-type]
+        self.runtime.coordinator.user_input(self, text, deliver_as)
 
     async def call_tool(self, name: str, args: dict[str, Any]) -> ToolCallResult:
         """Invoke a tool this Agent is offered, as if its model had called it."""
         result = await self.loop.run_tool(ToolCall(name, dict(args) if isinstance(args, dict) else args))
         return ToolCallResult(result.text, result.details, result.is_error)
 
-    async def abort(self) -> AbortResult:
-        return await self.loop.abort(self.runtime.settings.agents.abort_timeout_ms / 1000)
+    async def abort(self) -> list[Input]:
+        """Stop the current turn as its user; returns the user's inputs taken back."""
+        return await self.runtime.coordinator.user_stop(self)
 
     def set_model(self, model: str) -> None:
         ref = ModelRef.parse(model)

@@ -10,6 +10,9 @@ from types import TracebackType
 from typing import Any
 
 from piagents.agent import Agent
+from piagents.agents import texts
+from piagents.agents.coordinator import AgentCallError, Coordinator
+from piagents.agents.tool import AgentTool
 from piagents.ai.faux import FunctionModel
 from piagents.ai.models import ModelRef, ThinkingLevel, model_info, parse_thinking_level
 from piagents.ai.registry import ProviderConfigError, ProviderRegistry
@@ -22,6 +25,7 @@ from piagents.harness.tools import builtin_tools
 from piagents.harness.tools.base import Tool
 from piagents.store import lease
 from piagents.store.base import LeaseHolder, SessionNotFound, Store
+from piagents.store.records import SessionRecord
 from piagents.store.sqlite import SQLiteStore
 
 FAUX_DEFAULT = "faux/function"
@@ -64,6 +68,10 @@ class Runtime:
         self._tg: asyncio.TaskGroup | None = None
         self.holder: LeaseHolder | None = None
         self.agents: dict[str, Agent] = {}
+        self.coordinator = Coordinator(self)
+        self.closing = False
+        # Roots woken by an input from another Agent; unloaded again once idle.
+        self._background: set[str] = set()
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -101,15 +109,37 @@ class Runtime:
             self.store.close()
 
     async def close_agents(self) -> None:
+        """Take every Agent offline, owned ones bottom-up before their roots."""
+        self.closing = True
         timeout = self.settings.agents.abort_timeout_ms / 1000
-        for agent in reversed(list(self.agents.values())):
+        for agent in sorted(self.agents.values(), key=self._depth, reverse=True):
             await self.unload(agent, timeout)
 
+    def _depth(self, agent: Agent) -> int:
+        depth, record = 0, agent.session.record
+        while record.owner_id is not None:
+            depth += 1
+            owner = self.agents.get(record.owner_id)
+            if owner is None:
+                break
+            record = owner.session.record
+        return depth
+
     async def unload(self, agent: Agent, timeout: float | None = None) -> None:
+        if agent.session.record.is_root:
+            for child in sorted(
+                (a for a in self.agents.values() if a.session.record.root_id == agent.id),
+                key=self._depth,
+                reverse=True,
+            ):
+                await self.unload(child, timeout)
         await agent.loop.close(timeout)
         self.agents.pop(agent.id, None)
-        if self.holder is not None:
+        self.coordinator.detach(agent)
+        self._background.discard(agent.id)
+        if self.holder is not None and agent.session.record.is_root:
             with contextlib.suppress(Exception):
+                self.store.set_state(agent.id, "idle")
                 self.store.release_lease(agent.id, self.holder)
 
     # ---- agents -------------------------------------------------------------
@@ -179,7 +209,6 @@ class Runtime:
                 "in settings.json."
             )
         level = self._thinking(thinking or session.record.thinking, ref)
-        tools = self.tools_for(session)
         assert self._tg is not None
         loop = AgentLoop(
             session,
@@ -187,8 +216,8 @@ class Runtime:
             resolve_provider=self.providers.resolve,
             model=ref,
             thinking=level,
-            tools=tools,
-            system_prompt=self.system_prompt(session, tools),
+            tools=[],
+            system_prompt="",
             output_dir=self.home / "outputs" / session.id,
             config=LoopConfig(
                 tool_execution=self.settings.tool_execution,
@@ -204,11 +233,70 @@ class Runtime:
             agent_name=session.record.name,
         )
         agent = Agent(self, session, loop)
+        tools = self.tools_for(agent)
+        loop.tools = {t.name: t for t in tools}
+        loop.system_prompt = self.system_prompt(session, tools)
         self.agents[session.id] = agent
+        self.coordinator.attach(agent)
         return agent
 
-    def tools_for(self, session: Session) -> list[Tool]:
-        tools = builtin_tools()
+    async def create_owned(
+        self, owner: Agent, *, name: str, cwd: str, model: str, thinking: str, fork: bool
+    ) -> Agent:
+        """A new Agent owned by `owner`, in its tree, running in this runtime."""
+        record = owner.session.record
+        session = Session.create(
+            self.store,
+            cwd=cwd,
+            model=model,
+            thinking=thinking,
+            name=name,
+            owner_id=record.id,
+            root_id=record.root_id or record.id,
+        )
+        if fork:
+            entries = self.coordinator.fork_entries(owner)
+            if entries:
+                session.append(*entries)
+        return self._load(session)
+
+    async def wake(self, record: SessionRecord) -> Agent:
+        """Load an Agent that is not loaded here, for an input sent to it."""
+        if not record.is_root:
+            root = self.agents.get(record.root_id or "")
+            if root is None:
+                raise AgentCallError(texts.no_match(record.id))
+            return self._load(Session.load(self.store, record.id))
+        assert self.holder is not None
+        self.store.acquire_lease(record.id, self.holder)
+        try:
+            agent = self._load(Session.load(self.store, record.id))
+        except BaseException:
+            self.store.release_lease(record.id, self.holder)
+            raise
+        self._background.add(agent.id)
+        agent.loop.listeners.append(lambda event: self._maybe_unload(agent))
+        return agent
+
+    def _maybe_unload(self, agent: Agent) -> None:
+        if (
+            agent.id in self._background
+            and not self.closing
+            and self.coordinator.state_of(agent.id) == "idle"
+            and self._tg is not None
+        ):
+            self._background.discard(agent.id)
+            self._tg.create_task(self._unload_when_idle(agent))
+
+    async def _unload_when_idle(self, agent: Agent) -> None:
+        await asyncio.sleep(0)  # let the run that just ended finish its bookkeeping
+        if self.coordinator.state_of(agent.id) == "idle" and agent.id in self.agents:
+            await self.unload(agent)
+        elif agent.id in self.agents:
+            self._background.add(agent.id)
+
+    def tools_for(self, agent: Agent) -> list[Tool]:
+        tools: list[Tool] = [*builtin_tools(), AgentTool(self.coordinator, agent)]
         if self.tool_names is not None:
             wanted = set(self.tool_names)
             tools = [t for t in tools if t.name in wanted]

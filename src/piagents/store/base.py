@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from piagents.store.records import Entry, SessionRecord
+from piagents.store.records import Entry, InputRecord, SearchHit, SessionRecord
 
 
 class StoreError(Exception):
@@ -56,8 +56,16 @@ class Store(Protocol):
     def get_session(self, session_id: str) -> SessionRecord | None: ...
 
     def list_sessions(
-        self, *, cwd: str | None = None, roots_only: bool = False, limit: int | None = None
-    ) -> list[SessionRecord]: ...
+        self,
+        *,
+        cwd: str | None = None,
+        roots_only: bool = False,
+        limit: int | None = None,
+        owner_id: str | None = None,
+        root_id: str | None = None,
+    ) -> list[SessionRecord]:
+        """Newest first; `root_id` selects the owned sessions of one tree."""
+        ...
 
     def update_session(
         self,
@@ -72,6 +80,50 @@ class Store(Protocol):
     def append(self, session_id: str, entries: Sequence[Entry]) -> None: ...
 
     def entries(self, session_id: str, *, from_last_compaction: bool = False) -> list[Entry]: ...
+
+    # Inputs between Agents: accepted, then ended exactly once, results read once.
+
+    def add_input(self, record: InputRecord) -> InputRecord: ...
+
+    def end_inputs(
+        self,
+        ids: Sequence[str],
+        status: str,
+        result: str | None,
+        *,
+        aborted_by_owner: bool = False,
+        ended: int | None = None,
+    ) -> list[InputRecord]:
+        """End those of `ids` still outstanding; returns the records it ended."""
+        ...
+
+    def mark_read(self, ids: Sequence[str]) -> None: ...
+
+    def inputs(
+        self,
+        *,
+        recipient_ids: Sequence[str] | None = None,
+        root_id: str | None = None,
+        outstanding: bool | None = None,
+        has_result: bool | None = None,
+        read: bool | None = None,
+    ) -> list[InputRecord]:
+        """Matching inputs, ended ones first in the order they ended, then open ones."""
+        ...
+
+    # What `list` reads: searchable documents, latest requests, and root states.
+
+    def search(
+        self, session_ids: Sequence[str], groups: Sequence[Sequence[str]]
+    ) -> list[SearchHit]: ...
+
+    def latest_requests(self, session_ids: Sequence[str]) -> dict[str, tuple[int, str]]: ...
+
+    def set_state(self, session_id: str, state: str) -> None: ...
+
+    def states(self, session_ids: Sequence[str]) -> dict[str, str]:
+        """Recorded states; `offline` for sessions no live runtime holds."""
+        ...
 
     def acquire_lease(self, session_id: str, holder: LeaseHolder) -> None: ...
 

@@ -140,3 +140,42 @@ def entry_from_json(d: dict[str, Any]) -> Entry:
     if kind == "custom":
         return CustomEntry(str(d["customType"]), d.get("data"), **common)
     raise ValueError(f"unknown entry type {kind!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class InputRecord:
+    """A message accepted for an Agent, from acceptance until it ends.
+
+    `kind` is `input` (asks the recipient to act), `write` (only adds to its
+    conversation) or `notification` (an owned Agent's input ended). Only inputs
+    from the recipient's owner have results (`has_result`).
+    """
+
+    id: str
+    root_id: str
+    recipient_id: str
+    sender_id: str | None  # None: the recipient's user
+    kind: str
+    delivery: str
+    text: str
+    has_result: bool = False
+    status: str = "outstanding"  # then completed | failed | aborted
+    result: str | None = None
+    read: bool = False
+    aborted_by_owner: bool = False
+    accepted: int = field(default_factory=now_ms)
+    ended: int | None = None
+    seq: int = 0
+
+    @property
+    def outstanding(self) -> bool:
+        return self.status == "outstanding"
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """An Agent's latest document matching a `list` query (None: matched by ID, name or cwd)."""
+
+    session_id: str
+    text: str | None
+    timestamp: int

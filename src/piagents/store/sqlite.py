@@ -7,12 +7,23 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 from piagents.store import lease
 from piagents.store.base import _UNSET, LeaseHolder, SessionInUse, SessionNotFound, StoreError
-from piagents.store.records import Entry, SessionRecord, entry_from_json, entry_to_json
+from piagents.ai.messages import UserMessage, now_ms
+from piagents.store.records import (
+    CompactionEntry,
+    Entry,
+    InputRecord,
+    MessageEntry,
+    SearchHit,
+    SessionRecord,
+    entry_from_json,
+    entry_to_json,
+)
 
 # 'piAG': marks a database as ours, so a foreign SQLite file is never written to.
 APPLICATION_ID = 0x70694147
@@ -33,9 +44,13 @@ CREATE TABLE IF NOT EXISTS sessions (
     lease_pid INTEGER,
     lease_host TEXT,
     lease_token TEXT,
-    lease_started TEXT
+    lease_started TEXT,
+    latest_request TEXT,
+    latest_request_at INTEGER,
+    state TEXT NOT NULL DEFAULT 'idle'
 );
 CREATE INDEX IF NOT EXISTS sessions_owner ON sessions(owner_id);
+CREATE INDEX IF NOT EXISTS sessions_root ON sessions(root_id);
 CREATE INDEX IF NOT EXISTS sessions_updated ON sessions(updated);
 CREATE TABLE IF NOT EXISTS entries (
     session_id TEXT NOT NULL,
@@ -46,6 +61,32 @@ CREATE TABLE IF NOT EXISTS entries (
     PRIMARY KEY (session_id, seq)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS entries_id ON entries(session_id, entry_id);
+CREATE TABLE IF NOT EXISTS inputs (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    root_id TEXT NOT NULL,
+    recipient_id TEXT NOT NULL,
+    sender_id TEXT,
+    kind TEXT NOT NULL,
+    delivery TEXT NOT NULL,
+    text TEXT NOT NULL,
+    has_result INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    result TEXT,
+    read INTEGER NOT NULL DEFAULT 0,
+    aborted_by_owner INTEGER NOT NULL DEFAULT 0,
+    accepted INTEGER NOT NULL,
+    ended INTEGER
+);
+CREATE INDEX IF NOT EXISTS inputs_recipient ON inputs(recipient_id, seq);
+CREATE INDEX IF NOT EXISTS inputs_open ON inputs(root_id, status) WHERE status = 'outstanding';
+-- What `list` searches: user messages and compaction summaries, one row each.
+CREATE TABLE IF NOT EXISTS search_docs (
+    session_id TEXT NOT NULL,
+    ts INTEGER NOT NULL,
+    text TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS search_docs_session ON search_docs(session_id, ts);
 CREATE INDEX IF NOT EXISTS entries_compaction ON entries(session_id, type, seq)
     WHERE type = 'compaction';
 """
@@ -187,11 +228,23 @@ class SQLiteStore:
         return self._record(row) if row else None
 
     def list_sessions(
-        self, *, cwd: str | None = None, roots_only: bool = False, limit: int | None = None
+        self,
+        *,
+        cwd: str | None = None,
+        roots_only: bool = False,
+        limit: int | None = None,
+        owner_id: str | None = None,
+        root_id: str | None = None,
     ) -> list[SessionRecord]:
         sql = f"SELECT {self._COLS} FROM sessions"
         where: list[str] = []
         args: list[Any] = []
+        if owner_id is not None:
+            where.append("owner_id = ?")
+            args.append(owner_id)
+        if root_id is not None:
+            where.append("root_id = ?")
+            args.append(root_id)
         if cwd is not None:
             where.append("cwd = ?")
             args.append(cwd)
@@ -258,6 +311,19 @@ class SQLiteStore:
             )
             if cur.rowcount == 0:
                 raise SessionNotFound(f"No session {session_id}")
+            docs = _search_docs(entries)
+            if docs:
+                db.executemany(
+                    "INSERT INTO search_docs (session_id, ts, text) VALUES (?,?,?)",
+                    [(session_id, ts, text) for ts, text, _ in docs],
+                )
+                requests = [(ts, text) for ts, text, is_request in docs if is_request]
+                if requests:
+                    db.execute(
+                        "UPDATE sessions SET latest_request = ?, latest_request_at = ? "
+                        "WHERE id = ?",
+                        (requests[-1][1], requests[-1][0], session_id),
+                    )
         self._next_seq[session_id] = seq + len(rows)
 
     def entries(self, session_id: str, *, from_last_compaction: bool = False) -> list[Entry]:
@@ -291,6 +357,180 @@ class SQLiteStore:
             raise StoreError(
                 f"{self.path}: session {session_id} has an unreadable entry ({exc})"
             ) from exc
+
+    # ---- inputs ---------------------------------------------------------------
+
+    _INPUT_COLS = (
+        "id, root_id, recipient_id, sender_id, kind, delivery, text, has_result, status, "
+        "result, read, aborted_by_owner, accepted, ended, seq"
+    )
+
+    @staticmethod
+    def _input(row: Sequence[Any]) -> InputRecord:
+        return InputRecord(
+            row[0], row[1], row[2], row[3], row[4], row[5], row[6], bool(row[7]), row[8],
+            row[9], bool(row[10]), bool(row[11]), row[12], row[13], row[14],
+        )
+
+    def add_input(self, record: InputRecord) -> InputRecord:
+        with self._tx() as db:
+            cur = db.execute(
+                "INSERT INTO inputs (id, root_id, recipient_id, sender_id, kind, delivery, text, "
+                "has_result, status, result, read, aborted_by_owner, accepted, ended) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    record.id, record.root_id, record.recipient_id, record.sender_id,
+                    record.kind, record.delivery, record.text, int(record.has_result),
+                    record.status, record.result, int(record.read),
+                    int(record.aborted_by_owner), record.accepted, record.ended,
+                ),
+            )
+            seq = cur.lastrowid
+        return replace(record, seq=int(seq or 0))
+
+    def end_inputs(
+        self,
+        ids: Sequence[str],
+        status: str,
+        result: str | None,
+        *,
+        aborted_by_owner: bool = False,
+        ended: int | None = None,
+    ) -> list[InputRecord]:
+        if not ids:
+            return []
+        ended = ended if ended is not None else now_ms()
+        marks = ",".join("?" * len(ids))
+        with self._tx() as db:
+            db.execute(
+                f"UPDATE inputs SET status = ?, result = ?, aborted_by_owner = ?, ended = ? "
+                f"WHERE status = 'outstanding' AND id IN ({marks})",
+                (status, result, int(aborted_by_owner), ended, *ids),
+            )
+            rows = db.execute(
+                f"SELECT {self._INPUT_COLS} FROM inputs WHERE id IN ({marks}) AND ended = ? "
+                "ORDER BY seq",
+                (*ids, ended),
+            ).fetchall()
+        return [self._input(r) for r in rows]
+
+    def mark_read(self, ids: Sequence[str]) -> None:
+        if ids:
+            marks = ",".join("?" * len(ids))
+            with self._tx() as db:
+                db.execute(f"UPDATE inputs SET read = 1 WHERE id IN ({marks})", tuple(ids))
+
+    def inputs(
+        self,
+        *,
+        recipient_ids: Sequence[str] | None = None,
+        root_id: str | None = None,
+        outstanding: bool | None = None,
+        has_result: bool | None = None,
+        read: bool | None = None,
+    ) -> list[InputRecord]:
+        where: list[str] = []
+        args: list[Any] = []
+        if recipient_ids is not None:
+            if not recipient_ids:
+                return []
+            where.append(f"recipient_id IN ({','.join('?' * len(recipient_ids))})")
+            args.extend(recipient_ids)
+        if root_id is not None:
+            where.append("root_id = ?")
+            args.append(root_id)
+        if outstanding is not None:
+            where.append("status = 'outstanding'" if outstanding else "status != 'outstanding'")
+        if has_result is not None:
+            where.append("has_result = ?")
+            args.append(int(has_result))
+        if read is not None:
+            where.append("read = ?")
+            args.append(int(read))
+        sql = f"SELECT {self._INPUT_COLS} FROM inputs"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY coalesce(ended, 9e18), seq"
+        rows = self._read(lambda db: db.execute(sql, args).fetchall())
+        return [self._input(r) for r in rows]
+
+    # ---- search -----------------------------------------------------------------
+
+    def search(self, session_ids: Sequence[str], groups: Sequence[Sequence[str]]) -> list[SearchHit]:
+        """Latest match per session: every term of some group found (case-insensitive)
+        in one document together with the session's ID, name and cwd."""
+        if not session_ids or not groups:
+            return []
+        meta = "(s.id || ' ' || coalesce(s.name, '') || ' ' || s.cwd)"
+        doc_cond = " OR ".join(
+            "(" + " AND ".join(f"({meta} || ' ' || d.text) LIKE ? ESCAPE '\\'" for _ in g) + ")"
+            for g in groups
+        )
+        meta_cond = " OR ".join(
+            "(" + " AND ".join(f"{meta} LIKE ? ESCAPE '\\'" for _ in g) + ")" for g in groups
+        )
+        patterns = [_like(t) for g in groups for t in g]
+        hits: dict[str, SearchHit] = {}
+        for chunk in _chunks(list(session_ids), 500):
+            marks = ",".join("?" * len(chunk))
+            sql_docs = (
+                f"SELECT d.session_id, d.text, max(d.ts) FROM search_docs d "
+                f"JOIN sessions s ON s.id = d.session_id "
+                f"WHERE d.session_id IN ({marks}) AND ({doc_cond}) GROUP BY d.session_id"
+            )
+            sql_meta = (
+                f"SELECT s.id, NULL, coalesce(s.latest_request_at, s.created) FROM sessions s "
+                f"WHERE s.id IN ({marks}) AND ({meta_cond})"
+            )
+            rows = self._read(
+                lambda db, c=chunk, sd=sql_docs, sm=sql_meta: db.execute(sd, (*c, *patterns))
+                .fetchall()
+                + db.execute(sm, (*c, *patterns)).fetchall()
+            )
+            for sid, text, ts in rows:
+                current = hits.get(sid)
+                if current is None or ts > current.timestamp or (
+                    ts == current.timestamp and text is not None
+                ):
+                    hits[sid] = SearchHit(sid, text, int(ts))
+        return list(hits.values())
+
+    def latest_requests(self, session_ids: Sequence[str]) -> dict[str, tuple[int, str]]:
+        out: dict[str, tuple[int, str]] = {}
+        for chunk in _chunks(list(session_ids), 500):
+            marks = ",".join("?" * len(chunk))
+            rows = self._read(
+                lambda db, c=chunk, m=marks: db.execute(
+                    f"SELECT id, latest_request_at, latest_request FROM sessions "
+                    f"WHERE id IN ({m}) AND latest_request IS NOT NULL",
+                    c,
+                ).fetchall()
+            )
+            for sid, ts, text in rows:
+                out[sid] = (int(ts), text)
+        return out
+
+    def set_state(self, session_id: str, state: str) -> None:
+        with self._tx() as db:
+            db.execute("UPDATE sessions SET state = ? WHERE id = ?", (state, session_id))
+
+    def states(self, session_ids: Sequence[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for chunk in _chunks(list(session_ids), 500):
+            marks = ",".join("?" * len(chunk))
+            rows = self._read(
+                lambda db, c=chunk, m=marks: db.execute(
+                    f"SELECT id, state, lease_pid, lease_host, lease_token, lease_started "
+                    f"FROM sessions WHERE id IN ({m})",
+                    c,
+                ).fetchall()
+            )
+            for sid, state, pid, host, token, started in rows:
+                held = pid is not None and lease.is_alive(
+                    LeaseHolder(pid, host, token, started or "")
+                )
+                out[sid] = state if held else "offline"
+        return out
 
     # ---- leases -------------------------------------------------------------
 
@@ -337,3 +577,26 @@ class SQLiteStore:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _search_docs(entries: Sequence[Entry]) -> list[tuple[int, str, bool]]:
+    """(time, text, is a request) of the entries `list` searches."""
+    docs: list[tuple[int, str, bool]] = []
+    for e in entries:
+        if isinstance(e, MessageEntry) and isinstance(e.message, UserMessage):
+            text = e.message.text
+            if text:
+                docs.append((e.timestamp, text, True))
+        elif isinstance(e, CompactionEntry):
+            docs.append((e.timestamp, e.summary, False))
+    return docs
+
+
+def _like(term: str) -> str:
+    escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]

@@ -1,0 +1,674 @@
+"""Pi Agents semantics: delivery, slots, results, notifications, waits and states.
+
+The `agent` tool calls the operations here; the harness calls the hooks. All
+durable facts (sessions, inputs, results) go through the store first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from piagents.agents import texts
+from piagents.agents.addressing import Candidate, resolve, short_ids
+from piagents.agents.listing import ListRow, excerpt, one_line, parse_query, render_page, unwrap
+from piagents.agents.texts import Shown
+from piagents.agents.tree import AgentMarks, Tree, Waiter
+from piagents.agents.wait_output import ResultItem, render_wait
+from piagents.ai.messages import TextContent, UserMessage
+from piagents.ai.models import ModelRef, parse_thinking_level
+from piagents.harness.context import build_context
+from piagents.harness.events import Input, RunOutcome
+from piagents.harness.loop import AgentLoop
+from piagents.harness.tools.base import ToolResult
+from piagents.store.records import InputRecord, MessageEntry, SessionRecord, new_id
+
+if TYPE_CHECKING:
+    from piagents.agent import Agent
+    from piagents.runtime import Runtime
+
+ABORTED_RESULT = "The input was aborted."
+STATES = ("running", "waiting", "queued", "idle")
+
+
+class AgentCallError(Exception):
+    """An invalid `agent` call: its message is the error text the model reads."""
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    record: InputRecord
+    queued: bool
+    future: asyncio.Future[RunOutcome] | None = None
+
+
+def error(text: str) -> ToolResult:
+    return ToolResult(text, None, True)
+
+
+class Coordinator:
+    """One per runtime: the trees loaded here and the Agents in them."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.rt = runtime
+        self.trees: dict[str, Tree] = {}
+        self.marks: dict[str, AgentMarks] = {}
+        self._visible_version = 0
+        self._short_cache: dict[str, tuple[int, dict[str, str]]] = {}
+        self.listeners: list[Callable[[], None]] = []  # told when any state may have changed
+
+    # ---- settings & basics ---------------------------------------------------
+
+    @property
+    def max_concurrent(self) -> int:
+        return self.rt.settings.agents.max_concurrent
+
+    @property
+    def max_outstanding(self) -> int:
+        return self.rt.settings.agents.max_outstanding
+
+    @property
+    def abort_timeout(self) -> float:
+        return self.rt.settings.agents.abort_timeout_ms / 1000
+
+    def changed(self) -> None:
+        for listener in list(self.listeners):
+            listener()
+
+    def root_of(self, record: SessionRecord) -> str:
+        return record.root_id or record.id
+
+    def tree(self, root_id: str) -> Tree:
+        tree = self.trees.get(root_id)
+        if tree is None:
+            tree = Tree(root_id, self.max_concurrent, self.changed)
+            self.trees[root_id] = tree
+        return tree
+
+    def sessions_changed(self) -> None:
+        self._visible_version += 1
+
+    # ---- attaching loaded Agents ------------------------------------------------
+
+    def attach(self, agent: Agent) -> None:
+        """Called when the runtime loads an Agent; recovers what a crash left open."""
+        self.marks.setdefault(agent.id, AgentMarks())
+        record = agent.session.record
+        tree = self.tree(self.root_of(record))
+        if record.is_root:
+            self._settle_leftovers(record.id, tree)
+        loop = agent.loop
+        loop.hooks.before_run = self._before_run
+        loop.hooks.after_run = self._after_run
+        loop.hooks.render_input = self._render
+        loop.hooks.on_withdrawn = self._on_withdrawn
+        loop.listeners.append(lambda event: self._on_loop_event(agent))
+        self.sessions_changed()
+
+    def _settle_leftovers(self, root_id: str, tree: Tree) -> None:
+        """Inputs a crashed or closed runtime left open end `aborted` on the next load."""
+        tree_ids = [root_id, *(s.id for s in self.rt.store.list_sessions(root_id=root_id))]
+        open_ids = [r.id for r in self.rt.store.inputs(recipient_ids=tree_ids, outstanding=True)]
+        self.rt.store.end_inputs(open_ids, "aborted", ABORTED_RESULT)
+
+    def detach(self, agent: Agent) -> None:
+        self.marks.pop(agent.id, None)
+        record = agent.session.record
+        if record.is_root:
+            self.trees.pop(record.id, None)
+        self.changed()
+
+    def _on_loop_event(self, agent: Agent) -> None:
+        self.changed()
+
+    # ---- states -----------------------------------------------------------------
+
+    def state_of(self, agent_id: str) -> str:
+        """running, waiting, queued or idle (an Agent not loaded here is idle)."""
+        agent = self.rt.agents.get(agent_id)
+        if agent is None:
+            return "idle"
+        marks = self.marks.get(agent_id)
+        if marks is not None and marks.waiter is not None:
+            return "waiting"
+        if marks is not None and marks.resuming:
+            return "queued"
+        loop = agent.loop
+        record = agent.session.record
+        if record.is_root:
+            if loop.phase != "idle" or loop.busy or self.tree_has_live_work(record.id):
+                return "running"
+            return "idle"
+        if loop.phase == "queued":
+            return "queued"
+        if loop.phase == "running":
+            return "running"
+        if loop.busy:
+            return "queued"
+        return "idle"
+
+    def tree_has_live_work(self, root_id: str) -> bool:
+        tree = self.trees.get(root_id)
+        if tree is None:
+            return False
+        if tree.open_inputs:
+            return True
+        return any(
+            a.session.record.root_id == root_id and self.state_of(a.id) != "idle"
+            for a in self.rt.agents.values()
+            if not a.session.record.is_root
+        )
+
+    def live_agents(self, root_id: str) -> list[Agent]:
+        """Owned Agents of a tree with live work, in start order."""
+        return [
+            a
+            for a in self.rt.agents.values()
+            if a.session.record.root_id == root_id and self.state_of(a.id) != "idle"
+        ]
+
+    # ---- visibility and naming ---------------------------------------------------
+
+    def visible(self, reader: SessionRecord) -> list[SessionRecord]:
+        """The reader's tree, plus other roots when the reader is a root; not the reader."""
+        store = self.rt.store
+        root_id = self.root_of(reader)
+        seen: dict[str, SessionRecord] = {}
+        root = store.get_session(root_id)
+        if root is not None:
+            seen[root.id] = root
+        for s in store.list_sessions(root_id=root_id):
+            seen[s.id] = s
+        if reader.is_root:
+            for s in store.list_sessions(roots_only=True):
+                seen.setdefault(s.id, s)
+        seen.pop(reader.id, None)
+        return list(seen.values())
+
+    def short_map(self, reader: SessionRecord, visible: Sequence[SessionRecord] | None = None) -> dict[str, str]:
+        cached = self._short_cache.get(reader.id)
+        if cached is not None and cached[0] == self._visible_version:
+            return cached[1]
+        others = visible if visible is not None else self.visible(reader)
+        mapping = short_ids([s.id for s in others], reader.id)
+        self._short_cache[reader.id] = (self._visible_version, mapping)
+        return mapping
+
+    def shown(self, record: SessionRecord, reader: SessionRecord) -> Shown:
+        short = self.short_map(reader).get(record.id) or short_ids([record.id], reader.id)[record.id]
+        return Shown(record.name, short)
+
+    def address(self, reader: SessionRecord, target: str) -> SessionRecord:
+        visible = self.visible(reader)
+        result = resolve(target, [Candidate(s.id, s.name) for s in visible])
+        if not result.matches:
+            raise AgentCallError(texts.no_match(target))
+        if result.unique is None:
+            by_id = {s.id: s for s in visible}
+            rows = []
+            for c in result.matches:
+                s = by_id[c.id]
+                rows.append(texts.list_entry(self.shown(s, reader), self.state_of(s.id), s.cwd))
+            raise AgentCallError(texts.ambiguous(target, rows))
+        match = next(s for s in visible if s.id == result.unique.id)
+        return match
+
+    # ---- delivery -------------------------------------------------------------------
+
+    def _render(self, inp: Input) -> UserMessage:
+        rendered = inp.meta.get("rendered")
+        text = rendered if isinstance(rendered, str) else inp.text
+        return UserMessage((TextContent(text), *inp.images))
+
+    async def deliver(
+        self,
+        sender: Agent | None,
+        recipient: SessionRecord,
+        text: str,
+        delivery: str,
+        *,
+        notification: bool = False,
+    ) -> Accepted:
+        """Accept a message for `recipient`, loading (waking) it when needed."""
+        agent = self.rt.agents.get(recipient.id)
+        if agent is None:
+            if delivery == "write" and recipient.is_root:
+                raise AgentCallError(texts.write_to_offline(self.shown(recipient, sender.session.record) if sender else Shown(recipient.name, recipient.id[:8])))
+            agent = await self.rt.wake(recipient)
+        return self.accept(sender, agent, text, delivery, notification=notification)
+
+    def accept(
+        self,
+        sender: Agent | None,
+        recipient: Agent,
+        text: str,
+        delivery: str,
+        *,
+        notification: bool = False,
+    ) -> Accepted:
+        record = recipient.session.record
+        marks = self.marks.setdefault(recipient.id, AgentMarks())
+        from_owner = sender is not None and record.owner_id == sender.id
+        from_user_or_owner = sender is None or from_owner
+        kind = "notification" if notification else ("write" if delivery == "write" else "input")
+        if kind != "write" and marks.stopped and not from_user_or_owner:
+            kind, delivery = "write", "write"  # after a stop, other Agents' messages only add
+        owned = not record.is_root
+        counts = kind == "input" and owned
+        tree = self.tree(self.root_of(record))
+        if counts and tree.outstanding >= self.max_outstanding:
+            raise AgentCallError(texts.input_rejected(tree.outstanding))
+        has_result = kind == "input" and from_owner
+        stored = self.rt.store.add_input(
+            InputRecord(
+                id=new_id(),
+                root_id=tree.root_id,
+                recipient_id=recipient.id,
+                sender_id=sender.id if sender is not None else None,
+                kind=kind,
+                delivery=delivery,
+                text=text,
+                has_result=has_result,
+                status="outstanding" if kind != "write" else "completed",
+                ended=None,
+            )
+        )
+        if kind != "write":
+            tree.open(recipient.id, stored.id, counts=counts, has_result=has_result)
+        if from_user_or_owner and kind == "input":
+            marks.stopped = False
+        rendered = text
+        if sender is not None:
+            rendered = texts.agent_message(
+                self.shown(sender.session.record, record),
+                text,
+                reply_note=kind == "input" and not from_owner,
+            )
+        queued = False
+        loop = recipient.loop
+        if kind != "write" and owned and not (delivery == "steer" and loop.in_turn):
+            if loop.phase == "queued":
+                queued = True
+            elif loop.phase == "idle" and not loop.busy:
+                queued = not tree.slots.reserve(recipient.id)
+        if delivery == "steer" and kind != "write" and marks.waiter is not None:
+            marks.waiter.interrupted = True
+            marks.waiter.done.set()
+        future = loop.submit(
+            Input(
+                text,
+                delivery,  # type: ignore[arg-type]
+                id=stored.id,
+                meta={"rendered": rendered, "kind": kind, "sender": stored.sender_id},
+            )
+        )
+        self.changed()
+        return Accepted(stored, queued, future)
+
+    # ---- harness hooks ---------------------------------------------------------------
+
+    async def _before_run(self, loop: AgentLoop, inputs: tuple[Input, ...]) -> None:
+        record = loop.session.record
+        if record.is_root:
+            return
+        await self.tree(self.root_of(record)).slots.acquire(record.id)
+
+    def _after_run(self, loop: AgentLoop, outcome: RunOutcome) -> None:
+        record = loop.session.record
+        tree = self.tree(self.root_of(record))
+        if not record.is_root:
+            tree.slots.release(record.id)
+        marks = self.marks.get(record.id)
+        by_owner = marks is not None and marks.aborting_by_owner
+        if outcome.status == "completed":
+            result = outcome.answer
+        elif outcome.status == "failed":
+            result = outcome.answer
+        else:
+            result = ABORTED_RESULT
+        self._end(record, [i for i in outcome.inputs if "kind" in i.meta], outcome.status, result, by_owner)
+
+    def _on_withdrawn(self, loop: AgentLoop, inputs: tuple[Input, ...]) -> None:
+        record = loop.session.record
+        marks = self.marks.get(record.id)
+        by_owner = marks is not None and marks.aborting_by_owner
+        if not record.is_root and not loop.busy:
+            self.tree(self.root_of(record)).slots.release(record.id)
+        self._end(record, [i for i in inputs if "kind" in i.meta], "aborted", ABORTED_RESULT, by_owner)
+
+    def _end(
+        self,
+        record: SessionRecord,
+        inputs: Sequence[Input],
+        status: str,
+        result: str,
+        aborted_by_owner: bool,
+    ) -> None:
+        if not inputs:
+            return
+        tree = self.tree(self.root_of(record))
+        ended = self.rt.store.end_inputs(
+            [i.id for i in inputs], status, result, aborted_by_owner=aborted_by_owner
+        )
+        for r in ended:
+            tree.close(record.id, r.id)
+        with_results = [r for r in ended if r.has_result]
+        if with_results and record.owner_id is not None:
+            self._tell_owner(record, with_results)
+        self.changed()
+
+    def _tell_owner(self, record: SessionRecord, ended: Sequence[InputRecord]) -> None:
+        owner = self.rt.agents.get(record.owner_id or "")
+        if owner is None or self.rt.closing:
+            return
+        owner_marks = self.marks.get(owner.id)
+        waiter = owner_marks.waiter if owner_marks is not None else None
+        if waiter is not None and record.id in waiter.targets:
+            tree = self.tree(self.root_of(record))
+            if not any(tree.pending(t) for t in waiter.targets):
+                waiter.done.set()
+            return
+        notify = [r for r in ended if not r.aborted_by_owner]
+        if not notify:
+            return
+        outcome = notify[-1].status
+        text = texts.notification(self.shown(record, owner.session.record), outcome)
+        agent = self.rt.agents.get(record.id)
+        delivery = "steer"
+        if agent is None:
+            return
+        with contextlib.suppress(AgentCallError):
+            self.accept(agent, owner, text, delivery, notification=True)
+
+    # ---- operations -------------------------------------------------------------------
+
+    async def spawn(self, caller: Agent, args: dict[str, Any]) -> ToolResult:
+        me = caller.session.record
+        name = args["name"]
+        message = args["message"]
+        for sibling in self.rt.store.list_sessions(owner_id=me.id):
+            if sibling.name == name:
+                return error(texts.name_taken(name, self.shown(sibling, me).short_id))
+        tree = self.tree(self.root_of(me))
+        if tree.outstanding >= self.max_outstanding:
+            return error(texts.input_rejected(tree.outstanding))
+        cwd = Path(args["cwd"]).expanduser() if args.get("cwd") else Path(me.cwd)
+        if not cwd.is_absolute():
+            cwd = Path(me.cwd) / cwd
+        cwd = cwd.resolve()
+        if not cwd.is_dir():
+            return error(texts.invalid(f"cwd {str(cwd)!r} is not a directory."))
+        model = args.get("model") or str(caller.loop.model)
+        try:
+            ref = ModelRef.parse(model)
+            self.rt.providers.resolve(ref)
+        except Exception as exc:
+            return error(texts.invalid(f"model {model!r}: {exc}"))
+        thinking = args.get("thinkingLevel") or ref.thinking or caller.loop.thinking
+        parse_thinking_level(thinking)
+        child = await self.rt.create_owned(
+            caller, name=name, cwd=str(cwd), model=str(ref), thinking=thinking,
+            fork=args.get("context") == "fork",
+        )
+        self.sessions_changed()
+        try:
+            accepted = self.accept(caller, child, message, "followUp")
+        except AgentCallError as exc:
+            return error(str(exc))
+        shown = self.shown(child.session.record, me)
+        text = texts.spawned(shown, self.max_concurrent if accepted.queued else None)
+        return ToolResult(text, {"id": child.id, "name": name, "queued": accepted.queued})
+
+    async def send(self, caller: Agent, args: dict[str, Any]) -> ToolResult:
+        me = caller.session.record
+        delivery = args.get("deliverAs", "followUp")
+        target = args["target"]
+        message = args["message"]
+        if isinstance(target, list) and delivery != "write":
+            return error(texts.invalid("`target` may be an array only for deliverAs='write'."))
+        targets = target if isinstance(target, list) else [target]
+        if not targets:
+            return error(texts.invalid("`target` must name at least one Agent."))
+        try:
+            records = [self.address(me, t) for t in targets]
+        except AgentCallError as exc:
+            return error(str(exc))
+        if any(r.id == me.id for r in records):
+            return error(texts.message_to_self())
+        if delivery == "write":
+            for r in records:
+                if r.id not in self.rt.agents and self._offline(r):
+                    return error(texts.write_to_offline(self.shown(r, me)))
+            shown = []
+            for r in records:
+                try:
+                    await self.deliver(caller, r, message, "write")
+                except AgentCallError as exc:
+                    return error(str(exc))
+                shown.append(self.shown(r, me))
+            return ToolResult(texts.write_accepted(shown), {"ids": [r.id for r in records]})
+        record = records[0]
+        try:
+            accepted = await self.deliver(caller, record, message, delivery)
+        except AgentCallError as exc:
+            return error(str(exc))
+        shown1 = self.shown(record, me)
+        text = texts.input_accepted(shown1, self.max_concurrent if accepted.queued else None)
+        return ToolResult(text, {"id": record.id, "queued": accepted.queued})
+
+    def _offline(self, record: SessionRecord) -> bool:
+        root = self.root_of(record)
+        if root in self.rt.agents:
+            return False
+        return self.rt.store.lease_of(root) is None
+
+    def owned_by(self, caller: SessionRecord) -> list[SessionRecord]:
+        return self.rt.store.list_sessions(owner_id=caller.id)
+
+    async def wait(self, caller: Agent, args: dict[str, Any]) -> ToolResult:
+        me = caller.session.record
+        history = int(args.get("history", 0))
+        timeout = float(args.get("timeout", 30))
+        tree = self.tree(self.root_of(me))
+        raw = args.get("target")
+        selected: list[SessionRecord]
+        if raw is None:
+            owned = self.owned_by(me)
+            unread = {r.recipient_id for r in self.rt.store.inputs(
+                recipient_ids=[s.id for s in owned], has_result=True, read=False, outstanding=False)}
+            selected = [s for s in owned if tree.pending(s.id) or s.id in unread]
+            if history:
+                selected = owned if not selected else selected
+        else:
+            names = raw if isinstance(raw, list) else [raw]
+            if not names:
+                return error(texts.invalid("`target` must name at least one Agent."))
+            selected = []
+            try:
+                for t in names:
+                    rec = self.address(me, t)
+                    if rec.owner_id != me.id:
+                        return error(texts.not_owned(self.shown(rec, me)))
+                    if rec.id not in (s.id for s in selected):
+                        selected.append(rec)
+            except AgentCallError as exc:
+                return error(str(exc))
+        ids = frozenset(s.id for s in selected)
+        marks = self.marks.setdefault(me.id, AgentMarks())
+        waiter = Waiter(me.id, ids)
+        interrupted = False
+        if any(tree.pending(i) for i in ids):
+            marks.waiter = waiter
+            holds_slot = not me.is_root and tree.slots.holds(me.id)
+            if holds_slot:
+                tree.slots.release(me.id)
+            self.changed()
+            try:
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(timeout):
+                        await waiter.done.wait()
+            finally:
+                marks.waiter = None
+                if holds_slot:
+                    marks.resuming = True
+                    self.changed()
+                    try:
+                        await tree.slots.acquire(me.id, resuming=True)
+                    finally:
+                        marks.resuming = False
+                self.changed()
+            interrupted = waiter.interrupted
+        return self._collect(caller, selected, history, interrupted)
+
+    def _collect(
+        self, caller: Agent, selected: Sequence[SessionRecord], history: int, interrupted: bool
+    ) -> ToolResult:
+        me = caller.session.record
+        tree = self.tree(self.root_of(me))
+        ids = [s.id for s in selected]
+        by_id = {s.id: s for s in selected}
+        ended = self.rt.store.inputs(recipient_ids=ids, has_result=True, outstanding=False)
+        items: list[ResultItem] = []
+        if history:
+            for agent_id in ids:
+                read = [r for r in ended if r.recipient_id == agent_id and r.read]
+                for r in read[-history:]:
+                    items.append(self._item(r, by_id[agent_id], me, True))
+        for r in ended:
+            if not r.read:
+                items.append(self._item(r, by_id[r.recipient_id], me, False))
+        pending = [(s.id, self.shown(s, me)) for s in selected if tree.pending(s.id)]
+        path = self.rt.home / "outputs" / me.id / f"wait-{new_id()}.txt"
+        output = render_wait(items, pending, interrupted, full_output_path=str(path))
+        if output.full_text is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(output.full_text, encoding="utf-8")
+        newly_read = [i for i in output.returned if i in {r.id for r in ended if not r.read}]
+        self.rt.store.mark_read(newly_read)
+        return ToolResult(output.text, output.details)
+
+    def _item(self, r: InputRecord, rec: SessionRecord, me: SessionRecord, history: bool) -> ResultItem:
+        return ResultItem(r.id, rec.id, self.shown(rec, me), r.status, r.result or "", history)
+
+    def list(self, caller: Agent, args: dict[str, Any]) -> ToolResult:
+        me = caller.session.record
+        visible = self.visible(me)
+        shorts = self.short_map(me, visible)
+        state_filter = args.get("state")
+        limit = int(args.get("limit", 20))
+        offset = int(args.get("offset", 0))
+        query = args.get("query") or ""
+        groups = parse_query(query)
+        store = self.rt.store
+        ids = [s.id for s in visible]
+        requests = store.latest_requests(ids)
+        states = self._states(visible)
+        rows: list[ListRow] = []
+        if groups:
+            hits = {h.session_id: h for h in store.search(ids, groups)}
+            for s in visible:
+                hit = hits.get(s.id)
+                if hit is None and not _meta_matches(s, shorts, groups):
+                    continue
+                request = requests.get(s.id)
+                shown_req: tuple[int, str] | None
+                if hit is not None and hit.text is not None:
+                    shown_req = (hit.timestamp, excerpt(hit.text, groups))
+                    order = hit.timestamp
+                else:
+                    shown_req = (request[0], one_line(unwrap(request[1]))) if request else None
+                    order = request[0] if request else s.created
+                rows.append(self._row(s, shorts, states, shown_req, order))
+        else:
+            for s in visible:
+                request = requests.get(s.id)
+                shown_req = (request[0], one_line(unwrap(request[1]))) if request else None
+                rows.append(self._row(s, shorts, states, shown_req, request[0] if request else s.created))
+        if state_filter:
+            rows = [r for r in rows if r.state == state_filter]
+        rows.sort(key=lambda r: (r.order, r.id), reverse=True)
+        page = rows[offset : offset + limit]
+        text, details = render_page(page, len(rows), offset)
+        return ToolResult(text, details)
+
+    def _states(self, visible: Sequence[SessionRecord]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        remote = []
+        for s in visible:
+            if s.id in self.rt.agents or not s.is_root or self.root_of(s) in self.rt.agents:
+                out[s.id] = self.state_of(s.id)
+            else:
+                remote.append(s.id)
+        for sid, state in self.rt.store.states(remote).items():
+            out[sid] = "idle" if state == "offline" else state
+        return out
+
+    @staticmethod
+    def _row(
+        s: SessionRecord,
+        shorts: dict[str, str],
+        states: dict[str, str],
+        request: tuple[int, str] | None,
+        order: int,
+    ) -> ListRow:
+        shown = Shown(s.name, shorts.get(s.id, s.id[:8]))
+        return ListRow(s.id, shown, s.owner_id, states.get(s.id, "idle"), s.cwd, request, order)
+
+    async def abort(self, caller: Agent, args: dict[str, Any]) -> ToolResult:
+        me = caller.session.record
+        try:
+            record = self.address(me, args["target"])
+        except AgentCallError as exc:
+            return error(str(exc))
+        shown = self.shown(record, me)
+        if record.owner_id != me.id:
+            return error(texts.not_owned(shown))
+        agent = self.rt.agents.get(record.id)
+        if agent is None:
+            return ToolResult(texts.nothing_to_abort(shown), {"id": record.id, "aborted": False})
+        marks = self.marks.setdefault(agent.id, AgentMarks())
+        marks.aborting_by_owner = True
+        try:
+            result = await agent.loop.abort(self.abort_timeout)
+        finally:
+            marks.aborting_by_owner = False
+        if not result.had_work:
+            return ToolResult(texts.nothing_to_abort(shown), {"id": record.id, "aborted": False})
+        marks.stopped = True
+        if not result.stopped:
+            return ToolResult(texts.did_not_stop(shown), {"id": record.id, "aborted": True}, True)
+        return ToolResult(texts.aborted(shown), {"id": record.id, "aborted": True})
+
+    # ---- the user's side ---------------------------------------------------------------
+
+    def user_input(self, agent: Agent, text: str, delivery: str = "followUp") -> Accepted:
+        return self.accept(None, agent, text, delivery)
+
+    async def user_stop(self, agent: Agent) -> list[Input]:
+        """The user stops the turn: the user's queued inputs come back; other Agents'
+        messages stay queued and, like later ones, only add to the conversation."""
+        marks = self.marks.setdefault(agent.id, AgentMarks())
+        result = await agent.loop.abort(
+            self.abort_timeout, which=lambda i: i.meta.get("sender") is None
+        )
+        marks.stopped = True
+        for inp in agent.loop.withdraw_queued(lambda i: i.meta.get("sender") is not None):
+            agent.loop.submit(replace(inp, delivery="write", id=new_id()))
+        return list(result.withdrawn)
+
+    # ---- forks ---------------------------------------------------------------------------
+
+    @staticmethod
+    def fork_entries(caller: Agent) -> list[MessageEntry]:
+        """A snapshot of the caller's conversation as the child's first entries."""
+        return [MessageEntry(m) for m in build_context(caller.session.entries)]
+
+
+def _meta_matches(s: SessionRecord, shorts: dict[str, str], groups: list[list[str]]) -> bool:
+    from piagents.agents.listing import matches
+
+    return matches(f"{s.id} {s.name or ''} {s.cwd}", groups)

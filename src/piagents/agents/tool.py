@@ -1,0 +1,105 @@
+"""The model-facing `agent` tool (Pi Agents face): schema, validation, dispatch."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from piagents.agents import texts
+from piagents.agents.coordinator import STATES, Coordinator
+from piagents.ai.models import THINKING_LEVELS
+from piagents.harness.tools.base import ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    from piagents.agent import Agent
+
+ACTIONS = ("spawn", "send", "wait", "list", "abort")
+REQUIRED: dict[str, tuple[str, ...]] = {
+    "spawn": ("name", "message"),
+    "send": ("target", "message"),
+    "wait": (),
+    "list": (),
+    "abort": ("target",),
+}
+
+
+def parameters() -> dict[str, Any]:
+    d = texts.PARAMETER_DESCRIPTIONS
+    string_or_list = {
+        "anyOf": [
+            {"type": "string"},
+            {"type": "array", "items": {"type": "string"}},
+        ],
+        "description": d["target"],
+    }
+    return {
+        "type": "object",
+        "properties": {
+            "action": {"type": "string", "enum": list(ACTIONS), "description": d["action"]},
+            "name": {"type": "string", "description": d["name"]},
+            "message": {"type": "string", "description": d["message"]},
+            "cwd": {"type": "string", "description": d["cwd"]},
+            "context": {"type": "string", "enum": ["fresh", "fork"], "description": d["context"]},
+            "model": {"type": "string", "description": d["model"]},
+            "thinkingLevel": {
+                "type": "string",
+                "enum": list(THINKING_LEVELS),
+                "description": d["thinkingLevel"],
+            },
+            "target": string_or_list,
+            "deliverAs": {
+                "type": "string",
+                "enum": ["followUp", "steer", "write"],
+                "description": d["deliverAs"],
+            },
+            "history": {"type": "integer", "minimum": 0, "description": d["history"]},
+            "timeout": {
+                "type": "number",
+                "minimum": 10,
+                "maximum": 3600,
+                "description": d["timeout"],
+            },
+            "query": {"type": "string", "description": d["query"]},
+            "state": {"type": "string", "enum": list(STATES), "description": d["state"]},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 200, "description": d["limit"]},
+            "offset": {"type": "integer", "minimum": 0, "description": d["offset"]},
+        },
+        "required": ["action"],
+        "additionalProperties": False,
+    }
+
+
+class AgentTool:
+    """`agent` for one calling Agent."""
+
+    name = "agent"
+    prompt_snippet = texts.PROMPT_SNIPPET
+    prompt_guidelines: Sequence[str] = texts.PROMPT_GUIDELINES
+
+    def __init__(self, coordinator: Coordinator, caller: Agent) -> None:
+        self.coordinator = coordinator
+        self.caller = caller
+        self.description = texts.description(
+            coordinator.max_concurrent, coordinator.max_outstanding
+        )
+        self.parameters = parameters()
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        action = args["action"]
+        for key in REQUIRED[action]:
+            if key not in args:
+                return ToolResult(texts.invalid(f"{action} needs `{key}`."), None, True)
+        if "message" in REQUIRED[action] and not str(args["message"]).strip():
+            return ToolResult(texts.invalid("`message` must be non-empty text."), None, True)
+        if action == "spawn" and not str(args["name"]).strip():
+            return ToolResult(texts.invalid("`name` must be non-empty."), None, True)
+        c = self.coordinator
+        if action == "spawn":
+            return await c.spawn(self.caller, args)
+        if action == "send":
+            return await c.send(self.caller, args)
+        if action == "wait":
+            return await c.wait(self.caller, args)
+        if action == "list":
+            return c.list(self.caller, args)
+        return await c.abort(self.caller, args)
