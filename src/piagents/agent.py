@@ -80,7 +80,9 @@ class Agent:
 
     async def call_tool(self, name: str, args: dict[str, Any]) -> ToolCallResult:
         """Invoke a tool this Agent is offered, as if its model had called it."""
-        result = await self.loop.run_tool(ToolCall(name, dict(args) if isinstance(args, dict) else args))
+        result = await self.loop.run_tool(
+            ToolCall(name, dict(args) if isinstance(args, dict) else args)
+        )
         return ToolCallResult(result.text, result.details, result.is_error)
 
     async def abort(self) -> list[Input]:

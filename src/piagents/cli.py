@@ -1,9 +1,9 @@
 """The `pi-agents` command line.
 
-    pi-agents -p "prompt"          print the final answer
-    pi-agents --mode json -p "…"   print every event as one JSON line
-    pi-agents sessions             list sessions
-    pi-agents export <session>     write a session as Pi-style JSONL
+pi-agents -p "prompt"          print the final answer
+pi-agents --mode json -p "…"   print every event as one JSON line
+pi-agents sessions             list sessions
+pi-agents export <session>     write a session as Pi-style JSONL
 """
 
 from __future__ import annotations
@@ -36,21 +36,38 @@ def build_parser() -> argparse.ArgumentParser:
         "`pi-agents export <session> [-o FILE]` writes one as JSONL.",
     )
     p.add_argument("messages", nargs="*", help="the prompt (several arguments are joined)")
-    p.add_argument("-p", "--print", action="store_true", dest="print_mode",
-                   help="run the prompt, print the final answer and exit")
-    p.add_argument("--mode", choices=("text", "json"), default="text",
-                   help="output of print mode: the answer (text) or every event as JSON lines")
+    p.add_argument(
+        "-p",
+        "--print",
+        action="store_true",
+        dest="print_mode",
+        help="run the prompt, print the final answer and exit",
+    )
+    p.add_argument(
+        "--mode",
+        choices=("text", "json"),
+        default="text",
+        help="output of print mode: the answer (text) or every event as JSON lines",
+    )
     p.add_argument("--model", help="provider/modelId[:thinking], e.g. anthropic/claude-sonnet-4-5")
     p.add_argument("--thinking", help="off, minimal, low, medium, high, xhigh or max")
-    p.add_argument("-c", "--continue", action="store_true", dest="continue_",
-                   help="continue the latest session in this directory")
+    p.add_argument(
+        "-c",
+        "--continue",
+        action="store_true",
+        dest="continue_",
+        help="continue the latest session in this directory",
+    )
     p.add_argument("--session", help="continue the session with this id")
     p.add_argument("--tools", help="comma-separated tools to offer (default: all)")
     p.add_argument("--no-tools", action="store_true", help="offer no built-in tools")
     p.add_argument("--system-prompt", help="replace the default system prompt")
     p.add_argument("--append-system-prompt", help="text appended to the system prompt")
-    p.add_argument("--agent-api", choices=("agents", "supervision"),
-                   help="which face of the agent tool the root gets")
+    p.add_argument(
+        "--agent-api",
+        choices=("agents", "supervision"),
+        help="which face of the agent tool the root gets",
+    )
     p.add_argument("--home", help="runtime home (default: $PI_AGENTS_HOME or ~/.pi-agents)")
     p.add_argument("--version", action="version", version=f"pi-agents {__version__}")
     return p
@@ -113,8 +130,9 @@ def _sessions(argv: list[str]) -> int:
 
 
 def _export(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="pi-agents export",
-                                description="Write a session as Pi-style JSONL.")
+    p = argparse.ArgumentParser(
+        prog="pi-agents export", description="Write a session as Pi-style JSONL."
+    )
     p.add_argument("session", help="session id (or a unique prefix)")
     p.add_argument("-o", "--output", help="file to write (default: standard output)")
     p.add_argument("--home")
@@ -141,7 +159,7 @@ def _export(argv: list[str]) -> int:
 def _resolve_session(store: Any, text: str) -> str:
     if store.get_session(text) is not None:
         return text
-    matches = [r.id for r in store.list_sessions() if r.id.startswith(text)]
+    matches: list[str] = [r.id for r in store.list_sessions() if r.id.startswith(text)]
     if len(matches) == 1:
         return matches[0]
     if not matches:
@@ -158,7 +176,7 @@ async def _run(args: argparse.Namespace) -> int:
     prompt = " ".join(args.messages).strip()
     if not prompt:
         raise CliError(
-            "no prompt given: run `pi-agents -p \"your prompt\"` "
+            'no prompt given: run `pi-agents -p "your prompt"` '
             "(the interactive terminal UI is not available in this version)",
             EXIT_USAGE,
         )
@@ -202,8 +220,11 @@ async def _open(runtime: Runtime, args: argparse.Namespace) -> Any:
     elif args.continue_:
         session = runtime.latest_session(Path.cwd())
     return await runtime.open_root(
-        Path.cwd(), session=session, model=args.model if session else None,
-        thinking=args.thinking, agent_api=args.agent_api,
+        Path.cwd(),
+        session=session,
+        model=args.model if session else None,
+        thinking=args.thinking,
+        agent_api=args.agent_api,
     )
 
 
@@ -216,8 +237,10 @@ async def _run_json(root: Any, prompt: str) -> int:
         sys.stdout.write(json.dumps(event_to_json(event)) + "\n")
         sys.stdout.flush()
 
-    sys.stdout.write(json.dumps({"type": "session", "id": root.id, "cwd": root.cwd,
-                                 "model": str(root.model)}) + "\n")
+    sys.stdout.write(
+        json.dumps({"type": "session", "id": root.id, "cwd": root.cwd, "model": str(root.model)})
+        + "\n"
+    )
     root.loop.listeners.append(emit)
     outcome = await root.prompt_outcome(prompt)
     return EXIT_OK if outcome.status == "completed" else EXIT_FAILED

@@ -62,7 +62,7 @@ class Settings:
     default_model: str | None = None
     default_thinking: ThinkingLevel = "off"
     providers: dict[str, ProviderSettings] = field(default_factory=dict)
-    retry: RetryPolicy = RetryPolicy()
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
     compaction: CompactionSettings = CompactionSettings()
     tool_execution: Literal["parallel", "sequential"] = "parallel"
     steering_mode: Literal["one-at-a-time", "all"] = "one-at-a-time"
@@ -170,7 +170,9 @@ def parse_settings(raw: Mapping[str, Any], source: str = "settings") -> Settings
         r.unknown(value, {"api", "baseUrl", "apiKeyEnv", "apiKey", "headers"}, path + ".")
         api = value.get("api")
         if api is not None and api not in PROVIDER_APIS:
-            r.warn(path + ".api", f"expected one of {', '.join(PROVIDER_APIS)}, got {json.dumps(api)}")
+            r.warn(
+                path + ".api", f"expected one of {', '.join(PROVIDER_APIS)}, got {json.dumps(api)}"
+            )
             continue
         headers = value.get("headers", {})
         if not isinstance(headers, dict) or not all(
@@ -190,7 +192,9 @@ def parse_settings(raw: Mapping[str, Any], source: str = "settings") -> Settings
     r.unknown(retry_raw, {"maxRetries", "baseDelayMs", "maxDelayMs"}, "retry.")
     max_retries = retry_raw.get("maxRetries", 3)
     if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
-        r.warn("retry.maxRetries", f"expected a non-negative integer, got {json.dumps(max_retries)}")
+        r.warn(
+            "retry.maxRetries", f"expected a non-negative integer, got {json.dumps(max_retries)}"
+        )
         max_retries = 3
     retry = RetryPolicy(
         max_retries,
@@ -264,7 +268,10 @@ def _agents(r: _Reader, raw: Mapping[str, Any]) -> AgentsSettings:
         else:
             r.warn("pi-agents.extensions", "expected a list of paths")
     placement = r.choice(
-        raw, "spawnPlacement", ("inline", "background"), d.spawn_placement,
+        raw,
+        "spawnPlacement",
+        ("inline", "background"),
+        d.spawn_placement,
         "pi-agents.spawnPlacement",
     )
     return AgentsSettings(
@@ -283,11 +290,15 @@ def _agents(r: _Reader, raw: Mapping[str, Any]) -> AgentsSettings:
             raw, "contextRetirement", d.context_retirement, "pi-agents.contextRetirement"
         ),
         inline_attachment_limit_bytes=r.positive_int(
-            raw, "inlineAttachmentLimitBytes", d.inline_attachment_limit_bytes,
+            raw,
+            "inlineAttachmentLimitBytes",
+            d.inline_attachment_limit_bytes,
             "pi-agents.inlineAttachmentLimitBytes",
         ),
         mailbox_payload_limit_bytes=r.positive_int(
-            raw, "mailboxPayloadLimitBytes", d.mailbox_payload_limit_bytes,
+            raw,
+            "mailboxPayloadLimitBytes",
+            d.mailbox_payload_limit_bytes,
             "pi-agents.mailboxPayloadLimitBytes",
         ),
     )

@@ -314,8 +314,5 @@ class Runtime:
         )
 
     def latest_session(self, cwd: str | Path) -> str | None:
-        sessions = self.store.list_sessions(
-            cwd=str(Path(cwd).resolve()), roots_only=True, limit=1
-        )
+        sessions = self.store.list_sessions(cwd=str(Path(cwd).resolve()), roots_only=True, limit=1)
         return sessions[0].id if sessions else None
-

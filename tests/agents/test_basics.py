@@ -1,7 +1,5 @@
 """The `agent` tool through the SDK contract, with the faux model."""
 
-import asyncio
-
 import piagents
 from piagents.testing import FunctionModel
 
@@ -23,8 +21,15 @@ async def test_spawn_starts_an_owned_agent_and_wait_returns_its_answer_alone(hom
         waited = await root.call_tool("agent", {"action": "wait", "target": "w"})
         assert waited.text == "the answer"
         assert waited.details == {
-            "results": [{"id": child_id, "name": "w", "state": "completed", "history": False,
-                         "result": "the answer"}],
+            "results": [
+                {
+                    "id": child_id,
+                    "name": "w",
+                    "state": "completed",
+                    "history": False,
+                    "result": "the answer",
+                }
+            ],
             "pending": [],
         }
         again = await root.call_tool("agent", {"action": "wait"})

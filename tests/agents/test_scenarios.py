@@ -19,8 +19,9 @@ def runtime(home, script, **agents_settings):
 
 
 async def spawn(root, name, message="go", **extra):
-    res = await root.call_tool("agent", {"action": "spawn", "name": name, "message": message,
-                                         **extra})
+    res = await root.call_tool(
+        "agent", {"action": "spawn", "name": name, "message": message, **extra}
+    )
     assert not res.is_error, res.text
     return res
 
@@ -91,7 +92,9 @@ async def test_send_to_an_idle_agent_reports_queued_when_slots_are_busy(home, wo
         await root.call_tool("agent", {"action": "wait", "timeout": 10})
 
 
-async def test_inputs_beyond_the_limit_are_rejected_and_notifications_do_not_count(home, work, script):
+async def test_inputs_beyond_the_limit_are_rejected_and_notifications_do_not_count(
+    home, work, script
+):
     gate = Gate()
     script.on("*", gate.handler)
     script.on(None, lambda call: "root turn")
@@ -101,8 +104,9 @@ async def test_inputs_beyond_the_limit_are_rejected_and_notifications_do_not_cou
         await spawn(root, "b")
         res = await root.call_tool("agent", {"action": "spawn", "name": "c", "message": "x"})
         assert res.is_error
-        assert res.text == ("Input rejected: 2 inputs have not ended. "
-                            "Wait for results or abort an Agent.")
+        assert res.text == (
+            "Input rejected: 2 inputs have not ended. Wait for results or abort an Agent."
+        )
         res = await root.call_tool("agent", {"action": "send", "target": "a", "message": "y"})
         assert res.is_error and res.text.startswith("Input rejected: 2 inputs")
         assert [s.name for s in rt.store.list_sessions(root_id=root.id)] == ["b", "a"]
@@ -113,8 +117,9 @@ async def test_inputs_beyond_the_limit_are_rejected_and_notifications_do_not_cou
         assert not ok.is_error
 
 
-async def test_a_steer_joins_the_current_turn_while_a_follow_up_waits_for_the_next(home, work, script):
-    tool_gate = asyncio.Event()
+async def test_a_steer_joins_the_current_turn_while_a_follow_up_waits_for_the_next(
+    home, work, script
+):
     turns = []
 
     async def worker(call):
@@ -129,11 +134,16 @@ async def test_a_steer_joins_the_current_turn_while_a_follow_up_waits_for_the_ne
     async with runtime(home, script) as rt:
         root = await rt.open_root(cwd=work, name="boss")
         await spawn(root, "w", "first")
-        await until(lambda: rt.coordinator.state_of(rt.store.list_sessions(root_id=root.id)[0].id) == "running")
+        await until(
+            lambda: (
+                rt.coordinator.state_of(rt.store.list_sessions(root_id=root.id)[0].id) == "running"
+            )
+        )
         await asyncio.sleep(0.05)
         f = await root.call_tool("agent", {"action": "send", "target": "w", "message": "later"})
-        s = await root.call_tool("agent", {"action": "send", "target": "w", "message": "now",
-                                           "deliverAs": "steer"})
+        s = await root.call_tool(
+            "agent", {"action": "send", "target": "w", "message": "now", "deliverAs": "steer"}
+        )
         assert f.details["queued"] is False and s.details["queued"] is False
         res = await root.call_tool("agent", {"action": "wait", "target": "w", "timeout": 10})
         # the steer joined the first turn: two inputs answered by one turn, then the follow-up
@@ -142,7 +152,9 @@ async def test_a_steer_joins_the_current_turn_while_a_follow_up_waits_for_the_ne
     assert len(turns) == 3  # tool turn, answer (after steer), follow-up turn
 
 
-async def test_abort_stops_the_turn_and_withdraws_queued_inputs_without_notifying(home, work, script):
+async def test_abort_stops_the_turn_and_withdraws_queued_inputs_without_notifying(
+    home, work, script
+):
     root_calls = []
     script.on("w", lambda call: asyncio.sleep(30))
     script.on(None, lambda call: root_calls.append(call) or "root turn")
@@ -184,8 +196,9 @@ async def test_a_turn_that_does_not_stop_is_abandoned_after_the_abort_timeout(ho
         await until(lambda: rt.coordinator.state_of(wid) == "running")
         res = await root.call_tool("agent", {"action": "abort", "target": "w"})
         assert res.is_error
-        assert res.text == (f"Agent w ({wid[:8]}) did not stop within the timeout "
-                            "and may still be running.")
+        assert res.text == (
+            f"Agent w ({wid[:8]}) did not stop within the timeout and may still be running."
+        )
         assert rt.coordinator.state_of(wid) == "idle"
         assert not rt.coordinator.tree_has_live_work(root.id)
         release.set()
@@ -256,29 +269,34 @@ async def test_a_steer_to_the_waiting_agent_ends_its_wait_and_a_write_does_not(h
         boss = await rt.open_root(cwd=work, name="boss")
         other = await rt.open_root(cwd=work, name="other")
         slow = (await spawn(boss, "slow")).details["id"]
-        waiting = asyncio.create_task(
-            boss.call_tool("agent", {"action": "wait", "timeout": 60})
-        )
+        waiting = asyncio.create_task(boss.call_tool("agent", {"action": "wait", "timeout": 60}))
         await until(lambda: rt.coordinator.state_of(boss.id) == "waiting")
-        w = await other.call_tool("agent", {"action": "send", "target": "boss", "message": "fyi",
-                                            "deliverAs": "write"})
+        w = await other.call_tool(
+            "agent", {"action": "send", "target": "boss", "message": "fyi", "deliverAs": "write"}
+        )
         assert w.text == f"Write accepted by boss ({boss.id[:8]})."
         assert w.details == {"ids": [boss.id]}
         await asyncio.sleep(0.1)
         assert not waiting.done()
-        await other.call_tool("agent", {"action": "send", "target": "boss", "message": "now!",
-                                        "deliverAs": "steer"})
+        await other.call_tool(
+            "agent", {"action": "send", "target": "boss", "message": "now!", "deliverAs": "steer"}
+        )
         res = await asyncio.wait_for(waiting, 5)
         assert res.text == (
             f"Still pending: slow ({slow[:8]})\n"
             "Stopped waiting for a new message. Wait again to keep waiting."
         )
-        assert res.details == {"results": [], "pending": [{"id": slow, "name": "slow"}],
-                               "interrupted": True}
+        assert res.details == {
+            "results": [],
+            "pending": [{"id": slow, "name": "slow"}],
+            "interrupted": True,
+        }
         gate.release("slow")
 
 
-async def test_an_input_from_a_non_owner_carries_the_reply_note_and_has_no_result(home, work, script):
+async def test_an_input_from_a_non_owner_carries_the_reply_note_and_has_no_result(
+    home, work, script
+):
     seen = []
     script.on("b", lambda call: seen.append(user_texts(call)[-1]) or "b answer")
     script.on("a", lambda call: "a answer")
@@ -292,8 +310,9 @@ async def test_an_input_from_a_non_owner_carries_the_reply_note_and_has_no_resul
         res = await a_agent.call_tool("agent", {"action": "send", "target": "b", "message": "hey"})
         assert res.text == f"Input accepted by b ({b[:8]})."
         await until(lambda: len(seen) == 2)
-        assert seen[-1] == (f'<agent-message from="a" id="{a[:8]}" note="Reply with send">\n'
-                            "hey\n</agent-message>")
+        assert seen[-1] == (
+            f'<agent-message from="a" id="{a[:8]}" note="Reply with send">\nhey\n</agent-message>'
+        )
         await until(lambda: rt.coordinator.state_of(b) == "idle")
         nothing = await root.call_tool("agent", {"action": "wait", "target": "b"})
         assert nothing.text == "No results."
@@ -308,8 +327,10 @@ async def test_writes_go_to_several_agents_and_start_no_turn(home, work, script)
         b = (await spawn(root, "b")).details["id"]
         await root.call_tool("agent", {"action": "wait", "timeout": 10})
         calls_before = len(script.calls)
-        res = await root.call_tool("agent", {"action": "send", "target": ["a", "b"],
-                                             "message": "note", "deliverAs": "write"})
+        res = await root.call_tool(
+            "agent",
+            {"action": "send", "target": ["a", "b"], "message": "note", "deliverAs": "write"},
+        )
         assert res.text == f"Write accepted by a ({a[:8]}), b ({b[:8]})."
         assert res.details == {"ids": [a, b]}
         await asyncio.sleep(0.05)
@@ -418,8 +439,10 @@ async def test_list_shows_visible_agents_with_state_and_latest_request(home, wor
         lines = res.text.split("\n")
         assert lines[0] == f"a ({a[:8]})  idle  {work}"
         assert lines[1].endswith("  build the parser")
-        assert res.details == {"total": 1, "agents": [{"id": a, "name": "a", "ownerId": root.id,
-                                                      "state": "idle"}]}
+        assert res.details == {
+            "total": 1,
+            "agents": [{"id": a, "name": "a", "ownerId": root.id, "state": "idle"}],
+        }
         none = await root.call_tool("agent", {"action": "list", "query": "nothing-like-this"})
         assert none.text == "No matching Agents."
 
@@ -432,8 +455,7 @@ async def test_list_query_matches_user_messages_and_pages(home, work, script):
             await spawn(root, f"w{i}", f"task number {i} about {'cats' if i % 2 else 'dogs'}")
             await asyncio.sleep(0.01)  # distinct times: entries are ordered by latest match
         await root.call_tool("agent", {"action": "wait", "timeout": 10})
-        res = await root.call_tool("agent", {"action": "list", "query": "CATS|w4",
-                                             "limit": 2})
+        res = await root.call_tool("agent", {"action": "list", "query": "CATS|w4", "limit": 2})
         assert res.details["total"] == 3
         assert [x["name"] for x in res.details["agents"]] == ["w4", "w3"]
         assert res.text.endswith("[1 more results. Use offset=2 to continue.]")
@@ -441,7 +463,9 @@ async def test_list_query_matches_user_messages_and_pages(home, work, script):
         assert sorted(x["name"] for x in both.details["agents"]) == ["w0", "w2", "w4"]
 
 
-async def test_restarting_the_runtime_brings_agents_back_idle_with_unread_results(home, work, script):
+async def test_restarting_the_runtime_brings_agents_back_idle_with_unread_results(
+    home, work, script
+):
     script.on("*", lambda call: "kept result")
     script.on(None, lambda call: "root turn")
     async with runtime(home, script) as rt:
@@ -472,8 +496,10 @@ async def test_closing_the_runtime_ends_unfinished_inputs_aborted(home, work, sc
     async with runtime(home, script) as rt:
         root = await rt.open_root(session=root_id)
         res = await root.call_tool("agent", {"action": "wait"})
-        assert res.text == (f'<agent-result name="w" id="{wid[:8]}" status="aborted">\n'
-                            "The input was aborted.\n</agent-result>")
+        assert res.text == (
+            f'<agent-result name="w" id="{wid[:8]}" status="aborted">\n'
+            "The input was aborted.\n</agent-result>"
+        )
 
 
 async def test_a_root_is_running_while_its_tree_has_live_work(home, work, script):
@@ -498,25 +524,30 @@ async def test_an_input_to_an_offline_root_wakes_it_in_the_background(home, work
         sid = sleeper.id
     async with runtime(home, script) as rt:
         root = await rt.open_root(cwd=work, name="caller")
-        w = await root.call_tool("agent", {"action": "send", "target": "sleeper", "message": "x",
-                                           "deliverAs": "write"})
+        w = await root.call_tool(
+            "agent", {"action": "send", "target": "sleeper", "message": "x", "deliverAs": "write"}
+        )
         assert w.is_error and "offline" in w.text
-        res = await root.call_tool("agent", {"action": "send", "target": "sleeper",
-                                             "message": "wake up"})
+        res = await root.call_tool(
+            "agent", {"action": "send", "target": "sleeper", "message": "wake up"}
+        )
         assert res.text == f"Input accepted by sleeper ({sid[:8]})."
         await until(lambda: answered)
         await until(lambda: sid not in rt.agents)  # unloaded again once idle
         assert rt.store.lease_of(sid) is None
 
 
-@pytest.mark.parametrize("bad", [
-    {"action": "spawn", "name": "x"},
-    {"action": "send", "target": "x", "message": "  "},
-    {"action": "wait", "timeout": 5},
-    {"action": "list", "limit": 500},
-    {"action": "nope"},
-    {"action": "spawn", "name": "x", "message": "y", "bogus": 1},
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"action": "spawn", "name": "x"},
+        {"action": "send", "target": "x", "message": "  "},
+        {"action": "wait", "timeout": 5},
+        {"action": "list", "limit": 500},
+        {"action": "nope"},
+        {"action": "spawn", "name": "x", "message": "y", "bogus": 1},
+    ],
+)
 async def test_invalid_calls_come_back_as_errors(home, work, script, bad):
     async with runtime(home, script) as rt:
         root = await rt.open_root(cwd=work)

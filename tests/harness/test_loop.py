@@ -2,6 +2,7 @@
 
 import asyncio
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -20,7 +21,7 @@ from piagents.store.sqlite import SQLiteStore
 class EchoTool:
     name = "echo"
     description = "Echo text after an optional delay."
-    parameters = {
+    parameters: ClassVar[dict] = {
         "type": "object",
         "properties": {"text": {"type": "string"}, "delay": {"type": "number"}},
         "required": ["text"],
@@ -68,7 +69,9 @@ class Harness:
         self.loop.listeners.append(self.events.append)
 
     def messages(self):
-        return [e.message for e in self.store.entries(self.session.id) if isinstance(e, MessageEntry)]
+        return [
+            e.message for e in self.store.entries(self.session.id) if isinstance(e, MessageEntry)
+        ]
 
 
 def texts(messages):
@@ -171,7 +174,10 @@ async def test_a_steer_joins_the_current_run_after_its_tool_calls(tmp_path):
     assert [i.text for i in a.inputs] == ["start", "also this"]
     assert seen[-1] == ["start", "also this"]
     assert texts(h.messages())[:4] == [
-        ("user", "start"), ("assistant", ""), ("toolResult", "X"), ("user", "also this"),
+        ("user", "start"),
+        ("assistant", ""),
+        ("toolResult", "X"),
+        ("user", "also this"),
     ]
 
 
@@ -229,7 +235,10 @@ async def test_a_write_while_running_is_added_at_the_next_tool_boundary(tmp_path
         h.loop.submit(Input("fyi", "write"))
         outcome = await run
     assert texts(h.messages()) == [
-        ("user", "go"), ("assistant", ""), ("toolResult", "X"), ("user", "fyi"),
+        ("user", "go"),
+        ("assistant", ""),
+        ("toolResult", "X"),
+        ("user", "fyi"),
         ("assistant", "done"),
     ]
     assert [i.text for i in outcome.inputs] == ["go"]  # a write has no result
@@ -251,7 +260,9 @@ async def test_abort_cancels_the_stream_keeps_partial_text_and_leaves_the_sessio
         assert (await h.loop.prompt("again")).answer == "fine"
     last_two = h.messages()[-2:]
     assert texts(last_two) == [("user", "again"), ("assistant", "fine")]
-    aborted = [m for m in h.messages() if isinstance(m, AssistantMessage) and m.stop_reason == "aborted"]
+    aborted = [
+        m for m in h.messages() if isinstance(m, AssistantMessage) and m.stop_reason == "aborted"
+    ]
     assert len(aborted) == 1
     # the aborted message never reaches the model again
     assert all(m.role != "assistant" or m.text == "fine" for m in h.session.context())
@@ -378,7 +389,6 @@ async def test_steering_mode_decides_how_many_steers_join_at_once(tmp_path, mode
         assert models == [["go"], ["go", "s1", "s2"]]
     else:
         assert models == [["go"], ["go", "s1"], ["go", "s1", "s2"]]
-
 
 
 async def test_an_abort_during_the_before_model_call_hook_makes_no_further_model_call(tmp_path):

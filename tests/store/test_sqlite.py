@@ -28,8 +28,16 @@ def store(tmp_path):
 
 
 def test_a_session_round_trips_with_all_its_fields(store):
-    rec = SessionRecord(id="s1", cwd="/w", model="openai/gpt-5", thinking="high", name="n",
-                        owner_id="o", root_id="r", meta={"k": [1]})
+    rec = SessionRecord(
+        id="s1",
+        cwd="/w",
+        model="openai/gpt-5",
+        thinking="high",
+        name="n",
+        owner_id="o",
+        root_id="r",
+        meta={"k": [1]},
+    )
     store.create_session(rec)
     assert store.get_session("s1") == rec
 
@@ -163,8 +171,9 @@ def test_a_lease_held_by_another_live_process_is_refused(store, tmp_path):
     store.create_session(SessionRecord(id="s", cwd="/"))
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
-        other = LeaseHolder(proc.pid, lease.new_holder().host, "t",
-                            lease.process_start_time(proc.pid))
+        other = LeaseHolder(
+            proc.pid, lease.new_holder().host, "t", lease.process_start_time(proc.pid)
+        )
         store.acquire_lease("s", other)
         with pytest.raises(SessionInUse, match=f"pid {proc.pid}"):
             store.acquire_lease("s", lease.new_holder())
@@ -179,5 +188,8 @@ def test_entries_are_stored_as_pi_style_json(store, tmp_path):
     db = sqlite3.connect(tmp_path / "store.db")
     body = json.loads(db.execute("SELECT body FROM entries").fetchone()[0])
     assert body["type"] == "message"
-    assert body["message"] == {"role": "user", "content": [{"type": "text", "text": "hi"}],
-                               "timestamp": body["message"]["timestamp"]}
+    assert body["message"] == {
+        "role": "user",
+        "content": [{"type": "text", "text": "hi"}],
+        "timestamp": body["message"]["timestamp"],
+    }

@@ -189,7 +189,9 @@ class Coordinator:
         seen.pop(reader.id, None)
         return list(seen.values())
 
-    def short_map(self, reader: SessionRecord, visible: Sequence[SessionRecord] | None = None) -> dict[str, str]:
+    def short_map(
+        self, reader: SessionRecord, visible: Sequence[SessionRecord] | None = None
+    ) -> dict[str, str]:
         cached = self._short_cache.get(reader.id)
         if cached is not None and cached[0] == self._visible_version:
             return cached[1]
@@ -199,7 +201,9 @@ class Coordinator:
         return mapping
 
     def shown(self, record: SessionRecord, reader: SessionRecord) -> Shown:
-        short = self.short_map(reader).get(record.id) or short_ids([record.id], reader.id)[record.id]
+        short = (
+            self.short_map(reader).get(record.id) or short_ids([record.id], reader.id)[record.id]
+        )
         return Shown(record.name, short)
 
     def address(self, reader: SessionRecord, target: str) -> SessionRecord:
@@ -237,7 +241,13 @@ class Coordinator:
         agent = self.rt.agents.get(recipient.id)
         if agent is None:
             if delivery == "write" and recipient.is_root:
-                raise AgentCallError(texts.write_to_offline(self.shown(recipient, sender.session.record) if sender else Shown(recipient.name, recipient.id[:8])))
+                raise AgentCallError(
+                    texts.write_to_offline(
+                        self.shown(recipient, sender.session.record)
+                        if sender
+                        else Shown(recipient.name, recipient.id[:8])
+                    )
+                )
             agent = await self.rt.wake(recipient)
         return self.accept(sender, agent, text, delivery, notification=notification)
 
@@ -324,13 +334,17 @@ class Coordinator:
             tree.slots.release(record.id)
         marks = self.marks.get(record.id)
         by_owner = marks is not None and marks.aborting_by_owner
-        if outcome.status == "completed":
-            result = outcome.answer
-        elif outcome.status == "failed":
+        if outcome.status == "completed" or outcome.status == "failed":
             result = outcome.answer
         else:
             result = ABORTED_RESULT
-        self._end(record, [i for i in outcome.inputs if "kind" in i.meta], outcome.status, result, by_owner)
+        self._end(
+            record,
+            [i for i in outcome.inputs if "kind" in i.meta],
+            outcome.status,
+            result,
+            by_owner,
+        )
 
     def _on_withdrawn(self, loop: AgentLoop, inputs: tuple[Input, ...]) -> None:
         record = loop.session.record
@@ -338,7 +352,9 @@ class Coordinator:
         by_owner = marks is not None and marks.aborting_by_owner
         if not record.is_root and not loop.busy:
             self.tree(self.root_of(record)).slots.release(record.id)
-        self._end(record, [i for i in inputs if "kind" in i.meta], "aborted", ABORTED_RESULT, by_owner)
+        self._end(
+            record, [i for i in inputs if "kind" in i.meta], "aborted", ABORTED_RESULT, by_owner
+        )
 
     def _end(
         self,
@@ -411,7 +427,11 @@ class Coordinator:
         thinking = args.get("thinkingLevel") or ref.thinking or caller.loop.thinking
         parse_thinking_level(thinking)
         child = await self.rt.create_owned(
-            caller, name=name, cwd=str(cwd), model=str(ref), thinking=thinking,
+            caller,
+            name=name,
+            cwd=str(cwd),
+            model=str(ref),
+            thinking=thinking,
             fork=args.get("context") == "fork",
         )
         self.sessions_changed()
@@ -478,11 +498,18 @@ class Coordinator:
         selected: list[SessionRecord]
         if raw is None:
             owned = self.owned_by(me)
-            unread = {r.recipient_id for r in self.rt.store.inputs(
-                recipient_ids=[s.id for s in owned], has_result=True, read=False, outstanding=False)}
+            unread = {
+                r.recipient_id
+                for r in self.rt.store.inputs(
+                    recipient_ids=[s.id for s in owned],
+                    has_result=True,
+                    read=False,
+                    outstanding=False,
+                )
+            }
             selected = [s for s in owned if tree.pending(s.id) or s.id in unread]
             if history:
-                selected = owned if not selected else selected
+                selected = selected if selected else owned
         else:
             names = raw if isinstance(raw, list) else [raw]
             if not names:
@@ -551,10 +578,12 @@ class Coordinator:
         self.rt.store.mark_read(newly_read)
         return ToolResult(output.text, output.details)
 
-    def _item(self, r: InputRecord, rec: SessionRecord, me: SessionRecord, history: bool) -> ResultItem:
+    def _item(
+        self, r: InputRecord, rec: SessionRecord, me: SessionRecord, history: bool
+    ) -> ResultItem:
         return ResultItem(r.id, rec.id, self.shown(rec, me), r.status, r.result or "", history)
 
-    def list(self, caller: Agent, args: dict[str, Any]) -> ToolResult:
+    def list_agents(self, caller: Agent, args: dict[str, Any]) -> ToolResult:
         me = caller.session.record
         visible = self.visible(me)
         shorts = self.short_map(me, visible)
@@ -587,7 +616,9 @@ class Coordinator:
             for s in visible:
                 request = requests.get(s.id)
                 shown_req = (request[0], one_line(unwrap(request[1]))) if request else None
-                rows.append(self._row(s, shorts, states, shown_req, request[0] if request else s.created))
+                rows.append(
+                    self._row(s, shorts, states, shown_req, request[0] if request else s.created)
+                )
         if state_filter:
             rows = [r for r in rows if r.state == state_filter]
         rows.sort(key=lambda r: (r.order, r.id), reverse=True)

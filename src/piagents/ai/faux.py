@@ -83,8 +83,9 @@ class FunctionModel:
         stop = reply.stop_reason or ("toolUse" if reply.tool_calls else "stop")
         provider, model = request.model.provider, request.model.model_id
         if stop == "error":
-            msg = AssistantMessage((), "error", provider=provider, model=model,
-                                   error_message=reply.text or "error")
+            msg = AssistantMessage(
+                (), "error", provider=provider, model=model, error_message=reply.text or "error"
+            )
         else:
             msg = AssistantMessage(tuple(content), stop, provider=provider, model=model)
         yield StreamEnd(msg)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, TypeAlias, cast
+from typing import Literal, TypeAlias
 
 ThinkingLevel: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
 THINKING_LEVELS: tuple[ThinkingLevel, ...] = (
@@ -22,7 +22,7 @@ def parse_thinking_level(value: str) -> ThinkingLevel:
         raise ValueError(
             f"unknown thinking level {value!r}; expected one of {', '.join(THINKING_LEVELS)}"
         )
-    return cast(ThinkingLevel, value)
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +47,7 @@ class ModelRef:
         thinking: ThinkingLevel | None = None
         head, colon, tail = rest.rpartition(":")
         if colon and head and tail in THINKING_LEVELS:
-            rest, thinking = head, cast(ThinkingLevel, tail)
+            rest, thinking = head, tail
         return cls(provider, rest, thinking)
 
     def __str__(self) -> str:

@@ -71,7 +71,7 @@ class ProviderRegistry:
                 known = ", ".join(sorted({*BUILTINS, *self.settings.providers, "faux"}))
                 raise ProviderConfigError(
                     f'Unknown provider "{ref.provider}". Known providers: {known}. '
-                    "Declare others under \"providers\" in settings.json."
+                    'Declare others under "providers" in settings.json.'
                 )
             api = "openai-completions"  # a declared provider without api: OpenAI-compatible
         base_url = configured.base_url or (builtin.base_url if builtin else None)

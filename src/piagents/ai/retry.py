@@ -45,7 +45,9 @@ async def stream_with_retry(
                 yield event
                 if isinstance(event, StreamEnd):
                     return
-            yield StreamEnd(error_message(request, "the provider ended the stream without a response"))
+            yield StreamEnd(
+                error_message(request, "the provider ended the stream without a response")
+            )
             return
         except ProviderError as exc:
             attempt += 1

@@ -23,12 +23,16 @@ SUMMARY_SUFFIX = "\n</summary>"
 
 
 def summary_message(entry: CompactionEntry) -> UserMessage:
-    return UserMessage((TextContent(SUMMARY_PREFIX + entry.summary + SUMMARY_SUFFIX),), entry.timestamp)
+    return UserMessage(
+        (TextContent(SUMMARY_PREFIX + entry.summary + SUMMARY_SUFFIX),), entry.timestamp
+    )
 
 
 def keeps(message: Message) -> bool:
     """Aborted and errored assistant messages never reach a model."""
-    return not (isinstance(message, AssistantMessage) and message.stop_reason in ("error", "aborted"))
+    return not (
+        isinstance(message, AssistantMessage) and message.stop_reason in ("error", "aborted")
+    )
 
 
 def context_entries(entries: Sequence[Entry]) -> list[Entry]:

@@ -112,19 +112,31 @@ def event_to_json(event: LoopEvent) -> dict[str, Any]:
     if isinstance(event, AssistantDelta):
         return {"type": "delta", "kind": event.kind, "delta": event.text}
     if isinstance(event, AssistantRetry):
-        return {"type": "retry", "attempt": event.attempt, "delayS": event.delay_s,
-                "error": event.error}
+        return {
+            "type": "retry",
+            "attempt": event.attempt,
+            "delayS": event.delay_s,
+            "error": event.error,
+        }
     if isinstance(event, MessageCommitted):
         return {"type": "message", "message": message_to_json(event.message)}
     if isinstance(event, ToolStarted):
-        return {"type": "tool_start", "id": event.call.id, "name": event.call.name,
-                "arguments": event.call.args}
+        return {
+            "type": "tool_start",
+            "id": event.call.id,
+            "name": event.call.name,
+            "arguments": event.call.args,
+        }
     if isinstance(event, InputQueued):
         return {"type": "queued", "input": _input_json(event.input)}
     if isinstance(event, RunEnded):
         o = event.outcome
-        return {"type": "run_end", "status": o.status, "answer": o.answer,
-                "inputs": [i.id for i in o.inputs]}
+        return {
+            "type": "run_end",
+            "status": o.status,
+            "answer": o.answer,
+            "inputs": [i.id for i in o.inputs],
+        }
     return {"type": "compaction", "summary": event.summary, "tokensBefore": event.tokens_before}
 
 

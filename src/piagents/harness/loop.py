@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,7 +27,6 @@ from piagents.ai.events import (
 from piagents.ai.messages import (
     AssistantContent,
     AssistantMessage,
-    Message,
     TextContent,
     ThinkingContent,
     ToolCall,
@@ -66,7 +64,7 @@ class LoopConfig:
     tool_execution: Literal["parallel", "sequential"] = "parallel"
     steering_mode: QueueMode = "one-at-a-time"
     follow_up_mode: QueueMode = "one-at-a-time"
-    retry: RetryPolicy = RetryPolicy()
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
 
 
 @dataclass(slots=True)

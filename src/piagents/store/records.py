@@ -93,14 +93,18 @@ Entry: TypeAlias = (
 def _iso(ms: int) -> str:
     import datetime
 
-    return datetime.datetime.fromtimestamp(ms / 1000, datetime.UTC).isoformat().replace(
-        "+00:00", "Z"
+    return (
+        datetime.datetime.fromtimestamp(ms / 1000, datetime.UTC).isoformat().replace("+00:00", "Z")
     )
 
 
 def entry_to_json(e: Entry) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": e.type, "id": e.id, "parentId": e.parent_id,
-                         "timestamp": _iso(e.timestamp)}
+    d: dict[str, Any] = {
+        "type": e.type,
+        "id": e.id,
+        "parentId": e.parent_id,
+        "timestamp": _iso(e.timestamp),
+    }
     if isinstance(e, MessageEntry):
         d["message"] = message_to_json(e.message)
     elif isinstance(e, ModelChangeEntry):
@@ -121,24 +125,31 @@ def _ms(value: Any) -> int:
         return int(value)
     import datetime
 
-    return int(datetime.datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp() * 1000)
+    return int(
+        datetime.datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp() * 1000
+    )
 
 
 def entry_from_json(d: dict[str, Any]) -> Entry:
     kind = d.get("type")
-    common = {"id": str(d["id"]), "parent_id": d.get("parentId"), "timestamp": _ms(d["timestamp"])}
+    eid, parent, ts = str(d["id"]), d.get("parentId"), _ms(d["timestamp"])
     if kind == "message":
-        return MessageEntry(message_from_json(d["message"]), **common)
+        return MessageEntry(message_from_json(d["message"]), eid, parent, ts)
     if kind == "model_change":
-        return ModelChangeEntry(str(d["provider"]), str(d["modelId"]), **common)
+        return ModelChangeEntry(str(d["provider"]), str(d["modelId"]), eid, parent, ts)
     if kind == "thinking_level_change":
-        return ThinkingLevelChangeEntry(str(d["thinkingLevel"]), **common)
+        return ThinkingLevelChangeEntry(str(d["thinkingLevel"]), eid, parent, ts)
     if kind == "compaction":
         return CompactionEntry(
-            str(d["summary"]), d.get("firstKeptEntryId"), int(d.get("tokensBefore", 0)), **common
+            str(d["summary"]),
+            d.get("firstKeptEntryId"),
+            int(d.get("tokensBefore", 0)),
+            eid,
+            parent,
+            ts,
         )
     if kind == "custom":
-        return CustomEntry(str(d["customType"]), d.get("data"), **common)
+        return CustomEntry(str(d["customType"]), d.get("data"), eid, parent, ts)
     raise ValueError(f"unknown entry type {kind!r}")
 
 

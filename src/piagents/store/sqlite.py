@@ -11,9 +11,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+from piagents.ai.messages import UserMessage, now_ms
 from piagents.store import lease
 from piagents.store.base import _UNSET, LeaseHolder, SessionInUse, SessionNotFound, StoreError
-from piagents.ai.messages import UserMessage, now_ms
 from piagents.store.records import (
     CompactionEntry,
     Entry,
@@ -173,6 +173,9 @@ class SQLiteStore:
             else:
                 self._db.execute("COMMIT")
 
+    def _fetch(self, sql: str, args: Sequence[Any]) -> list[Any]:
+        return self._read(lambda db: db.execute(sql, args).fetchall())
+
     def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         with self._lock:
             try:
@@ -293,7 +296,9 @@ class SQLiteStore:
     def append(self, session_id: str, entries: Sequence[Entry]) -> None:
         if not entries:
             return
-        rows = [(e.id, e.type, json.dumps(entry_to_json(e), separators=(",", ":"))) for e in entries]
+        rows = [
+            (e.id, e.type, json.dumps(entry_to_json(e), separators=(",", ":"))) for e in entries
+        ]
         with self._tx() as db:
             seq = self._next_seq.get(session_id)
             if seq is None:
@@ -368,8 +373,21 @@ class SQLiteStore:
     @staticmethod
     def _input(row: Sequence[Any]) -> InputRecord:
         return InputRecord(
-            row[0], row[1], row[2], row[3], row[4], row[5], row[6], bool(row[7]), row[8],
-            row[9], bool(row[10]), bool(row[11]), row[12], row[13], row[14],
+            row[0],
+            row[1],
+            row[2],
+            row[3],
+            row[4],
+            row[5],
+            row[6],
+            bool(row[7]),
+            row[8],
+            row[9],
+            bool(row[10]),
+            bool(row[11]),
+            row[12],
+            row[13],
+            row[14],
         )
 
     def add_input(self, record: InputRecord) -> InputRecord:
@@ -379,10 +397,20 @@ class SQLiteStore:
                 "has_result, status, result, read, aborted_by_owner, accepted, ended) "
                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
-                    record.id, record.root_id, record.recipient_id, record.sender_id,
-                    record.kind, record.delivery, record.text, int(record.has_result),
-                    record.status, record.result, int(record.read),
-                    int(record.aborted_by_owner), record.accepted, record.ended,
+                    record.id,
+                    record.root_id,
+                    record.recipient_id,
+                    record.sender_id,
+                    record.kind,
+                    record.delivery,
+                    record.text,
+                    int(record.has_result),
+                    record.status,
+                    record.result,
+                    int(record.read),
+                    int(record.aborted_by_owner),
+                    record.accepted,
+                    record.ended,
                 ),
             )
             seq = cur.lastrowid
@@ -456,7 +484,9 @@ class SQLiteStore:
 
     # ---- search -----------------------------------------------------------------
 
-    def search(self, session_ids: Sequence[str], groups: Sequence[Sequence[str]]) -> list[SearchHit]:
+    def search(
+        self, session_ids: Sequence[str], groups: Sequence[Sequence[str]]
+    ) -> list[SearchHit]:
         """Latest match per session: every term of some group found (case-insensitive)
         in one document together with the session's ID, name and cwd."""
         if not session_ids or not groups:
@@ -482,15 +512,14 @@ class SQLiteStore:
                 f"SELECT s.id, NULL, coalesce(s.latest_request_at, s.created) FROM sessions s "
                 f"WHERE s.id IN ({marks}) AND ({meta_cond})"
             )
-            rows = self._read(
-                lambda db, c=chunk, sd=sql_docs, sm=sql_meta: db.execute(sd, (*c, *patterns))
-                .fetchall()
-                + db.execute(sm, (*c, *patterns)).fetchall()
-            )
+            args = (*chunk, *patterns)
+            rows = self._fetch(sql_docs, args) + self._fetch(sql_meta, args)
             for sid, text, ts in rows:
                 current = hits.get(sid)
-                if current is None or ts > current.timestamp or (
-                    ts == current.timestamp and text is not None
+                if (
+                    current is None
+                    or ts > current.timestamp
+                    or (ts == current.timestamp and text is not None)
                 ):
                     hits[sid] = SearchHit(sid, text, int(ts))
         return list(hits.values())
@@ -499,13 +528,11 @@ class SQLiteStore:
         out: dict[str, tuple[int, str]] = {}
         for chunk in _chunks(list(session_ids), 500):
             marks = ",".join("?" * len(chunk))
-            rows = self._read(
-                lambda db, c=chunk, m=marks: db.execute(
-                    f"SELECT id, latest_request_at, latest_request FROM sessions "
-                    f"WHERE id IN ({m}) AND latest_request IS NOT NULL",
-                    c,
-                ).fetchall()
+            sql = (
+                f"SELECT id, latest_request_at, latest_request FROM sessions "
+                f"WHERE id IN ({marks}) AND latest_request IS NOT NULL"
             )
+            rows = self._fetch(sql, chunk)
             for sid, ts, text in rows:
                 out[sid] = (int(ts), text)
         return out
@@ -518,13 +545,11 @@ class SQLiteStore:
         out: dict[str, str] = {}
         for chunk in _chunks(list(session_ids), 500):
             marks = ",".join("?" * len(chunk))
-            rows = self._read(
-                lambda db, c=chunk, m=marks: db.execute(
-                    f"SELECT id, state, lease_pid, lease_host, lease_token, lease_started "
-                    f"FROM sessions WHERE id IN ({m})",
-                    c,
-                ).fetchall()
+            sql = (
+                f"SELECT id, state, lease_pid, lease_host, lease_token, lease_started "
+                f"FROM sessions WHERE id IN ({marks})"
             )
+            rows = self._fetch(sql, chunk)
             for sid, state, pid, host, token, started in rows:
                 held = pid is not None and lease.is_alive(
                     LeaseHolder(pid, host, token, started or "")
