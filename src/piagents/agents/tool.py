@@ -101,5 +101,5 @@ class AgentTool:
         if action == "wait":
             return await c.wait(self.caller, args)
         if action == "list":
-            return c.list(self.caller, args)
+            return c.list_agents(self.caller, args)
         return await c.abort(self.caller, args)
