@@ -1,0 +1,464 @@
+"""The Chat Completions adapter against a loopback server speaking the real streaming format."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from loopback import (
+    Failure,
+    LoopbackServer,
+    Stream,
+    cancel_after_first_event,
+    collect,
+    sse,
+)
+
+from piagents.ai.events import (
+    StreamEnd,
+    StreamEvent,
+    StreamRetry,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+)
+from piagents.ai.messages import (
+    AssistantMessage,
+    ImageContent,
+    Message,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from piagents.ai.models import ModelRef, ThinkingLevel
+from piagents.ai.openai_completions import (
+    OpenAICompletionsProvider,
+    chat_messages,
+    is_openai,
+)
+from piagents.ai.provider import ModelRequest, ProviderError, ToolSpec
+from piagents.ai.retry import RetryPolicy, stream_with_retry
+
+FAST_RETRY = RetryPolicy(max_retries=3, base_delay_s=0.01)
+READ_TOOL = ToolSpec(
+    "read",
+    "Read a file",
+    {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+)
+
+# ---- the wire format ------------------------------------------------------------
+
+
+def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+    return sse(
+        {
+            "id": "chatcmpl-9xyz",
+            "object": "chat.completion.chunk",
+            "created": 1730000000,
+            "model": "gpt-4o-2024-08-06",
+            "system_fingerprint": "fp_50cad350e4",
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+        }
+    )
+
+
+def usage_chunk(prompt: int, completion: int, cached: int = 0) -> str:
+    return sse(
+        {
+            "id": "chatcmpl-9xyz",
+            "object": "chat.completion.chunk",
+            "created": 1730000000,
+            "model": "gpt-4o-2024-08-06",
+            "choices": [],
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+                "prompt_tokens_details": {"cached_tokens": cached, "audio_tokens": 0},
+                "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0},
+            },
+        }
+    )
+
+
+DONE = sse("[DONE]")
+START = chunk({"role": "assistant", "content": "", "refusal": None})
+
+
+def text_answer(*pieces: str) -> list[str]:
+    return [
+        START,
+        *(chunk({"content": p}) for p in pieces),
+        chunk({}, "stop"),
+        usage_chunk(12, len(pieces)),
+        DONE,
+    ]
+
+
+def tool_start(index: int, call_id: str, name: str) -> str:
+    call = {"index": index, "id": call_id, "type": "function"}
+    return chunk({"tool_calls": [{**call, "function": {"name": name, "arguments": ""}}]})
+
+
+def tool_args(index: int, fragment: str) -> str:
+    return chunk({"tool_calls": [{"index": index, "function": {"arguments": fragment}}]})
+
+
+# ---- fixtures and helpers -----------------------------------------------------------
+
+
+@pytest.fixture
+async def provider(server: LoopbackServer) -> AsyncIterator[OpenAICompletionsProvider]:
+    p = OpenAICompletionsProvider(
+        "local", base_url=server.url + "/v1", api_key="sk-test", headers={"x-team": "pi"}
+    )
+    yield p
+    await p.aclose()
+
+
+def ask(
+    *messages: Message,
+    model: str = "local/qwen3-coder",
+    tools: tuple[ToolSpec, ...] = (),
+    thinking: ThinkingLevel = "off",
+) -> ModelRequest:
+    return ModelRequest(
+        ModelRef.parse(model),
+        "You are terse.",
+        messages or (UserMessage.of("hi"),),
+        tools,
+        thinking,
+    )
+
+
+def final(events: list[StreamEvent]) -> AssistantMessage:
+    assert isinstance(events[-1], StreamEnd)
+    assert sum(isinstance(e, StreamEnd) for e in events) == 1
+    return events[-1].message
+
+
+# ---- streaming ---------------------------------------------------------------------
+
+
+async def test_text_streams_as_deltas_and_ends_with_the_whole_message(
+    server: LoopbackServer, provider: OpenAICompletionsProvider
+) -> None:
+    server.reply(Stream(text_answer("Hel", "lo ", "there")))
+
+    events = await collect(provider.stream(ask()))
+
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["Hel", "lo ", "there"]
+    message = final(events)
+    assert message.content == (TextContent("Hello there"),)
+    assert message.stop_reason == "stop"
+    assert (message.provider, message.model) == ("local", "qwen3-coder")
+
+
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
+async def test_reasoning_deltas_stream_as_thinking_before_the_text(
+    server: LoopbackServer, provider: OpenAICompletionsProvider, field: str
+) -> None:
+    server.reply(
+        Stream(
+            [
+                START,
+                chunk({field: "The user "}),
+                chunk({field: "greets me."}),
+                chunk({"content": "Hi!"}),
+                chunk({}, "stop"),
+                DONE,
+            ]
+        )
+    )
+
+    events = await collect(provider.stream(ask(thinking="high")))
+
+    assert [e.text for e in events if isinstance(e, ThinkingDelta)] == ["The user ", "greets me."]
+    assert final(events).content == (ThinkingContent("The user greets me."), TextContent("Hi!"))
+
+
+async def test_tool_call_arguments_split_across_chunks_are_joined(
+    server: LoopbackServer, provider: OpenAICompletionsProvider
+) -> None:
+    server.reply(
+        Stream(
+            [
+                START,
+                chunk({"content": "Reading."}),
+                tool_start(0, "call_Ab12", "read"),
+                tool_args(0, '{"pa'),
+                tool_args(0, 'th": "src/'),
+                tool_args(0, 'main.py"}'),
+                chunk({}, "tool_calls"),
+                DONE,
+            ]
+        )
+    )
+
+    events = await collect(provider.stream(ask(tools=(READ_TOOL,))))
+
+    deltas = [e for e in events if isinstance(e, ToolCallDelta)]
+    assert [d.args_fragment for d in deltas] == ["", '{"pa', 'th": "src/', 'main.py"}']
+    assert {(d.index, d.id, d.name) for d in deltas} == {(0, "call_Ab12", "read")}
+    message = final(events)
+    assert message.content == (
+        TextContent("Reading."),
+        ToolCall("read", {"path": "src/main.py"}, "call_Ab12"),
+    )
+    assert message.stop_reason == "toolUse"
+
+
+async def test_parallel_tool_calls_keep_their_order_and_ids(
+    server: LoopbackServer, provider: OpenAICompletionsProvider
+) -> None:
+    server.reply(
+        Stream(
+            [
+                START,
+                tool_start(0, "call_1", "read"),
+                tool_args(0, '{"path":'),
+                tool_start(1, "call_2", "read"),
+                tool_args(1, '{"path": "b"}'),
+                tool_args(0, ' "a"}'),
+                chunk({}, "tool_calls"),
+                DONE,
+            ]
+        )
+    )
+
+    events = await collect(provider.stream(ask(tools=(READ_TOOL,))))
+
+    assert final(events).tool_calls == [
+        ToolCall("read", {"path": "a"}, "call_1"),
+        ToolCall("read", {"path": "b"}, "call_2"),
+    ]
+    assert {(d.index, d.id) for d in events if isinstance(d, ToolCallDelta)} == {
+        (0, "call_1"),
+        (1, "call_2"),
+    }
+
+
+async def test_usage_counts_cached_prompt_tokens_apart_and_is_priced(
+    server: LoopbackServer, provider: OpenAICompletionsProvider
+) -> None:
+    frames = [START, chunk({"content": "ok"}), chunk({}, "stop"), usage_chunk(1000, 50, 400), DONE]
+    server.reply(Stream(frames))
+
+    message = final(await collect(provider.stream(ask(model="openai/gpt-4o"))))
+
+    usage = message.usage
+    assert (usage.input, usage.output, usage.cache_read, usage.cache_write) == (600, 50, 400, 0)
+    # gpt-4o: $2.50 in, $10 out, $1.25 cached per million tokens
+    assert usage.cost == pytest.approx((600 * 2.5 + 50 * 10.0 + 400 * 1.25) / 1e6)
+
+
+async def test_finish_reason_length_maps_to_length(
+    server: LoopbackServer, provider: OpenAICompletionsProvider
+) -> None:
+    server.reply(Stream([START, chunk({"content": "cut"}), chunk({}, "length"), DONE]))
+
+    assert final(await collect(provider.stream(ask()))).stop_reason == "length"
+
+
+# ---- the request ------------------------------------------------------------------
+
+
+async def test_request_carries_model_system_prompt_tools_and_tool_results(
+    server: LoopbackServer, provider: OpenAICompletionsProvider
+) -> None:
+    server.reply(Stream(text_answer("done")))
+    history = (
+        UserMessage((TextContent("look"), ImageContent("aGk=", "image/png"))),
+        AssistantMessage(
+            (
+                ThinkingContent("hidden"),
+                TextContent("Reading."),
+                ToolCall("read", {"path": "a"}, "call_1"),
+            )
+        ),
+        ToolResultMessage("call_1", "read", (TextContent("no such file"),), is_error=True),
+    )
+
+    await collect(provider.stream(ask(*history, tools=(READ_TOOL,))))
+
+    [request] = server.requests
+    assert request.path == "/v1/chat/completions"
+    assert request.headers["authorization"] == "Bearer sk-test"
+    assert request.headers["x-team"] == "pi"
+    body = request.body
+    assert body["model"] == "qwen3-coder"
+    assert body["stream"] is True
+    assert body["stream_options"] == {"include_usage": True}
+    assert body["max_tokens"] == 16_384
+    assert "reasoning_effort" not in body
+    assert body["messages"] == [
+        {"role": "system", "content": "You are terse."},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "look"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,aGk="}},
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": "Reading.",
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "read", "arguments": '{"path": "a"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": "no such file"},
+    ]
+    assert body["tools"] == [
+        {
+            "type": "function",
+            "function": {
+                "name": "read",
+                "description": "Read a file",
+                "parameters": READ_TOOL.parameters,
+            },
+        }
+    ]
+
+
+async def test_a_thinking_level_sends_reasoning_effort(
+    server: LoopbackServer, provider: OpenAICompletionsProvider
+) -> None:
+    server.reply(Stream(text_answer("ok")))
+
+    await collect(provider.stream(ask(thinking="xhigh")))
+
+    assert server.requests[0].body["reasoning_effort"] == "high"
+
+
+def test_tool_result_images_follow_the_tool_messages_as_a_user_message() -> None:
+    history = (
+        AssistantMessage((ToolCall("shot", {}, "call_1"), ToolCall("shot", {}, "call_2"))),
+        ToolResultMessage("call_1", "shot", (ImageContent("aGk=", "image/png"),)),
+        ToolResultMessage("call_2", "shot", (TextContent("no screen"),)),
+    )
+
+    messages = chat_messages("", history)
+
+    assert [m["role"] for m in messages] == ["assistant", "tool", "tool", "user"]
+    assert messages[1]["content"] == "(see the attached image)"
+    assert messages[3]["content"][1] == {
+        "type": "image_url",
+        "image_url": {"url": "data:image/png;base64,aGk="},
+    }
+
+
+def test_only_openai_itself_is_sent_max_completion_tokens() -> None:
+    # OpenAI's reasoning models refuse `max_tokens`; compatible servers know it best.
+    assert is_openai(None)
+    assert is_openai("https://api.openai.com/v1")
+    assert not is_openai("http://127.0.0.1:11434/v1")
+    assert not is_openai("https://openrouter.ai/api/v1")
+
+
+# ---- failures -----------------------------------------------------------------------
+
+
+async def test_rate_limit_is_retried_and_the_second_attempt_succeeds(
+    server: LoopbackServer, provider: OpenAICompletionsProvider
+) -> None:
+    limited = {
+        "error": {
+            "message": "Rate limit reached",
+            "type": "requests",
+            "code": "rate_limit_exceeded",
+        }
+    }
+    server.reply(Failure(429, limited), Stream(text_answer("ok")))
+
+    events = await collect(stream_with_retry(provider, ask(), FAST_RETRY))
+
+    [retry] = [e for e in events if isinstance(e, StreamRetry)]
+    assert retry.attempt == 1
+    assert "429" in retry.error
+    assert "Rate limit reached" in retry.error
+    assert final(events).text == "ok"
+    assert len(server.requests) == 2
+
+
+async def test_server_error_that_keeps_failing_ends_with_a_clear_error_message(
+    server: LoopbackServer, provider: OpenAICompletionsProvider
+) -> None:
+    broken = Failure(500, {"error": {"message": "The server had an error", "type": "server_error"}})
+    server.reply(*[broken] * 4)
+
+    events = await collect(stream_with_retry(provider, ask(), FAST_RETRY))
+
+    assert sum(isinstance(e, StreamRetry) for e in events) == 3
+    message = final(events)
+    assert message.stop_reason == "error"
+    assert message.error_message == "local returned HTTP 500: The server had an error"
+    assert len(server.requests) == 4
+
+
+async def test_unauthorized_is_not_retried(
+    server: LoopbackServer, provider: OpenAICompletionsProvider
+) -> None:
+    server.reply(Failure(401, {"error": {"message": "Incorrect API key provided"}}))
+
+    with pytest.raises(ProviderError) as failure:
+        await collect(provider.stream(ask()))
+
+    assert not failure.value.retryable
+    assert failure.value.status == 401
+    assert str(failure.value) == "local returned HTTP 401: Incorrect API key provided"
+
+
+async def test_connection_dropped_mid_stream_is_a_retryable_error(
+    server: LoopbackServer, provider: OpenAICompletionsProvider
+) -> None:
+    server.reply(Stream(text_answer("a", "b", "c"), drop_after=2))
+
+    with pytest.raises(ProviderError) as failure:
+        await collect(provider.stream(ask()))
+
+    assert failure.value.retryable
+    assert "connection" in str(failure.value)
+
+
+async def test_stream_that_ends_without_a_finish_reason_is_a_retryable_error(
+    server: LoopbackServer, provider: OpenAICompletionsProvider
+) -> None:
+    server.reply(Stream([START, chunk({"content": "half"}), DONE]))
+
+    with pytest.raises(ProviderError) as failure:
+        await collect(provider.stream(ask()))
+
+    assert failure.value.retryable
+
+
+async def test_dropped_stream_is_retried_after_a_stream_retry_event(
+    server: LoopbackServer, provider: OpenAICompletionsProvider
+) -> None:
+    server.reply(Stream(text_answer("lost"), drop_after=2), Stream(text_answer("kept")))
+
+    events = await collect(stream_with_retry(provider, ask(), FAST_RETRY))
+
+    kinds = [type(e).__name__ for e in events]
+    assert kinds == ["TextDelta", "StreamRetry", "TextDelta", "StreamEnd"]
+    assert final(events).text == "kept"
+
+
+async def test_cancelling_the_consumer_closes_the_connection(
+    server: LoopbackServer, provider: OpenAICompletionsProvider
+) -> None:
+    server.reply(Stream([START, chunk({"content": "thinking about it"})], hold_open=True))
+    events = provider.stream(ask())
+
+    await cancel_after_first_event(events)
+
+    await asyncio.wait_for(server.client_left.wait(), 1.0)
+    assert server.requests[0].client_left_early

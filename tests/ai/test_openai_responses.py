@@ -1,0 +1,486 @@
+"""The Responses API adapter against a loopback server speaking the real streaming format."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from loopback import (
+    Failure,
+    LoopbackServer,
+    Stream,
+    cancel_after_first_event,
+    collect,
+    sse,
+)
+
+from piagents.ai.events import (
+    StreamEnd,
+    StreamEvent,
+    StreamRetry,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+)
+from piagents.ai.messages import (
+    AssistantMessage,
+    ImageContent,
+    Message,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from piagents.ai.models import ModelRef, ThinkingLevel
+from piagents.ai.openai_responses import OpenAIResponsesProvider
+from piagents.ai.provider import ModelRequest, ProviderError, ToolSpec
+from piagents.ai.retry import RetryPolicy, stream_with_retry
+
+FAST_RETRY = RetryPolicy(max_retries=3, base_delay_s=0.01)
+READ_TOOL = ToolSpec(
+    "read",
+    "Read a file",
+    {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+)
+
+# ---- the wire format ------------------------------------------------------------
+
+_sequence = itertools.count()
+
+
+def event(kind: str, **fields: Any) -> str:
+    return sse({"type": kind, "sequence_number": next(_sequence), **fields}, event=kind)
+
+
+def response(status: str, usage: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+    return {
+        "id": "resp_67ccd2bed1ec8190",
+        "object": "response",
+        "created_at": 1741476542,
+        "status": status,
+        "error": None,
+        "incomplete_details": None,
+        "instructions": None,
+        "max_output_tokens": None,
+        "model": "gpt-5-2025-08-07",
+        "output": [],
+        "parallel_tool_calls": True,
+        "previous_response_id": None,
+        "reasoning": {"effort": None, "summary": None},
+        "store": False,
+        "temperature": 1.0,
+        "text": {"format": {"type": "text"}},
+        "tool_choice": "auto",
+        "tools": [],
+        "top_p": 1.0,
+        "truncation": "disabled",
+        "usage": usage,
+        "metadata": {},
+        **extra,
+    }
+
+
+def usage(inp: int, out: int, cached: int = 0, written: int = 0) -> dict[str, Any]:
+    return {
+        "input_tokens": inp,
+        "input_tokens_details": {"cached_tokens": cached, "cache_write_tokens": written},
+        "output_tokens": out,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": inp + out,
+    }
+
+
+CREATED = [
+    event("response.created", response=response("in_progress")),
+    event("response.in_progress", response=response("in_progress")),
+]
+
+
+def completed(tokens: dict[str, Any] | None = None) -> str:
+    return event("response.completed", response=response("completed", tokens or usage(20, 5)))
+
+
+def message_item(output_index: int, *pieces: str, item_id: str = "msg_1") -> list[str]:
+    text = "".join(pieces)
+    where = {"item_id": item_id, "output_index": output_index, "content_index": 0}
+    part = {"type": "output_text", "text": "", "annotations": []}
+    item = {"id": item_id, "type": "message", "role": "assistant", "status": "in_progress"}
+    return [
+        event(
+            "response.output_item.added", output_index=output_index, item={**item, "content": []}
+        ),
+        event("response.content_part.added", **where, part=part),
+        *(event("response.output_text.delta", **where, delta=p, logprobs=[]) for p in pieces),
+        event("response.output_text.done", **where, text=text, logprobs=[]),
+        event("response.content_part.done", **where, part={**part, "text": text}),
+        event(
+            "response.output_item.done",
+            output_index=output_index,
+            item={**item, "status": "completed", "content": [{**part, "text": text}]},
+        ),
+    ]
+
+
+def reasoning_item(output_index: int, *summaries: list[str]) -> list[str]:
+    item = {"id": "rs_1", "type": "reasoning", "summary": []}
+    frames = [event("response.output_item.added", output_index=output_index, item=item)]
+    for index, pieces in enumerate(summaries):
+        where = {"item_id": "rs_1", "output_index": output_index, "summary_index": index}
+        part = {"type": "summary_text", "text": ""}
+        frames.append(event("response.reasoning_summary_part.added", **where, part=part))
+        frames += [event("response.reasoning_summary_text.delta", **where, delta=p) for p in pieces]
+        text = "".join(pieces)
+        frames.append(event("response.reasoning_summary_text.done", **where, text=text))
+        frames.append(
+            event("response.reasoning_summary_part.done", **where, part={**part, "text": text})
+        )
+    frames.append(event("response.output_item.done", output_index=output_index, item=item))
+    return frames
+
+
+def function_call(output_index: int, call_id: str, name: str, *fragments: str) -> list[str]:
+    item_id = f"fc_{call_id}"
+    item = {"id": item_id, "type": "function_call", "call_id": call_id, "name": name}
+    where = {"item_id": item_id, "output_index": output_index}
+    arguments = "".join(fragments)
+    return [
+        event(
+            "response.output_item.added",
+            output_index=output_index,
+            item={**item, "arguments": "", "status": "in_progress"},
+        ),
+        *(event("response.function_call_arguments.delta", **where, delta=f) for f in fragments),
+        event("response.function_call_arguments.done", **where, arguments=arguments),
+        event(
+            "response.output_item.done",
+            output_index=output_index,
+            item={**item, "arguments": arguments, "status": "completed"},
+        ),
+    ]
+
+
+def text_answer(*pieces: str) -> list[str]:
+    return [*CREATED, *message_item(0, *pieces), completed()]
+
+
+# ---- fixtures and helpers -----------------------------------------------------------
+
+
+@pytest.fixture
+async def provider(server: LoopbackServer) -> AsyncIterator[OpenAIResponsesProvider]:
+    p = OpenAIResponsesProvider(
+        "openai", base_url=server.url + "/v1", api_key="sk-test", headers={"x-team": "pi"}
+    )
+    yield p
+    await p.aclose()
+
+
+def ask(
+    *messages: Message,
+    model: str = "openai/gpt-5",
+    tools: tuple[ToolSpec, ...] = (),
+    thinking: ThinkingLevel = "off",
+) -> ModelRequest:
+    return ModelRequest(
+        ModelRef.parse(model),
+        "You are terse.",
+        messages or (UserMessage.of("hi"),),
+        tools,
+        thinking,
+    )
+
+
+def final(events: list[StreamEvent]) -> AssistantMessage:
+    assert isinstance(events[-1], StreamEnd)
+    assert sum(isinstance(e, StreamEnd) for e in events) == 1
+    return events[-1].message
+
+
+# ---- streaming ---------------------------------------------------------------------
+
+
+async def test_text_streams_as_deltas_and_ends_with_the_whole_message(
+    server: LoopbackServer, provider: OpenAIResponsesProvider
+) -> None:
+    server.reply(Stream(text_answer("Hel", "lo ", "there")))
+
+    events = await collect(provider.stream(ask()))
+
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["Hel", "lo ", "there"]
+    message = final(events)
+    assert message.content == (TextContent("Hello there"),)
+    assert message.stop_reason == "stop"
+    assert (message.provider, message.model) == ("openai", "gpt-5")
+
+
+async def test_reasoning_summaries_stream_as_thinking_before_the_text(
+    server: LoopbackServer, provider: OpenAIResponsesProvider
+) -> None:
+    frames = [
+        *CREATED,
+        *reasoning_item(0, ["The user ", "greets me."], ["Answer briefly."]),
+        *message_item(1, "Hi!"),
+        completed(),
+    ]
+    server.reply(Stream(frames))
+
+    events = await collect(provider.stream(ask(thinking="medium")))
+
+    thinking = [e.text for e in events if isinstance(e, ThinkingDelta)]
+    assert thinking == ["The user ", "greets me.", "\n\n", "Answer briefly."]
+    assert final(events).content == (
+        ThinkingContent("The user greets me.\n\nAnswer briefly."),
+        TextContent("Hi!"),
+    )
+    assert server.requests[0].body["reasoning"] == {"effort": "medium", "summary": "auto"}
+
+
+async def test_tool_call_arguments_split_across_chunks_are_joined(
+    server: LoopbackServer, provider: OpenAIResponsesProvider
+) -> None:
+    frames = [
+        *CREATED,
+        *message_item(0, "Reading."),
+        *function_call(1, "call_Ab12", "read", '{"pa', 'th": "src/', 'main.py"}'),
+        completed(),
+    ]
+    server.reply(Stream(frames))
+
+    events = await collect(provider.stream(ask(tools=(READ_TOOL,))))
+
+    deltas = [e for e in events if isinstance(e, ToolCallDelta)]
+    assert [d.args_fragment for d in deltas] == ["", '{"pa', 'th": "src/', 'main.py"}']
+    assert {(d.index, d.id, d.name) for d in deltas} == {(0, "call_Ab12", "read")}
+    message = final(events)
+    assert message.content == (
+        TextContent("Reading."),
+        ToolCall("read", {"path": "src/main.py"}, "call_Ab12"),
+    )
+    assert message.stop_reason == "toolUse"
+
+
+async def test_parallel_tool_calls_keep_their_order_and_ids(
+    server: LoopbackServer, provider: OpenAIResponsesProvider
+) -> None:
+    frames = [
+        *CREATED,
+        *function_call(0, "call_1", "read", '{"path":', ' "a"}'),
+        *function_call(1, "call_2", "read", '{"path": "b"}'),
+        completed(),
+    ]
+    server.reply(Stream(frames))
+
+    events = await collect(provider.stream(ask(tools=(READ_TOOL,))))
+
+    assert final(events).tool_calls == [
+        ToolCall("read", {"path": "a"}, "call_1"),
+        ToolCall("read", {"path": "b"}, "call_2"),
+    ]
+    assert {(d.index, d.id) for d in events if isinstance(d, ToolCallDelta)} == {
+        (0, "call_1"),
+        (1, "call_2"),
+    }
+
+
+async def test_usage_counts_cached_input_tokens_apart_and_is_priced(
+    server: LoopbackServer, provider: OpenAIResponsesProvider
+) -> None:
+    frames = [*CREATED, *message_item(0, "ok"), completed(usage(1000, 50, cached=400))]
+    server.reply(Stream(frames))
+
+    message = final(await collect(provider.stream(ask())))
+
+    u = message.usage
+    assert (u.input, u.output, u.cache_read, u.cache_write) == (600, 50, 400, 0)
+    # gpt-5: $1.25 in, $10 out, $0.125 cached per million tokens
+    assert u.cost == pytest.approx((600 * 1.25 + 50 * 10.0 + 400 * 0.125) / 1e6)
+
+
+async def test_an_incomplete_response_for_max_output_tokens_stops_with_length(
+    server: LoopbackServer, provider: OpenAIResponsesProvider
+) -> None:
+    incomplete = response(
+        "incomplete", usage(10, 100), incomplete_details={"reason": "max_output_tokens"}
+    )
+    frames = [*CREATED, *message_item(0, "cut"), event("response.incomplete", response=incomplete)]
+    server.reply(Stream(frames))
+
+    message = final(await collect(provider.stream(ask())))
+
+    assert message.stop_reason == "length"
+    assert message.text == "cut"
+
+
+# ---- the request ------------------------------------------------------------------
+
+
+async def test_request_carries_model_instructions_tools_and_tool_results(
+    server: LoopbackServer, provider: OpenAIResponsesProvider
+) -> None:
+    server.reply(Stream(text_answer("done")))
+    history = (
+        UserMessage((TextContent("look"), ImageContent("aGk=", "image/png"))),
+        AssistantMessage(
+            (
+                ThinkingContent("hidden"),
+                TextContent("Reading."),
+                ToolCall("read", {"path": "a"}, "call_1"),
+            )
+        ),
+        ToolResultMessage("call_1", "read", (TextContent("no such file"),), is_error=True),
+    )
+
+    await collect(provider.stream(ask(*history, tools=(READ_TOOL,))))
+
+    [request] = server.requests
+    assert request.path == "/v1/responses"
+    assert request.headers["authorization"] == "Bearer sk-test"
+    assert request.headers["x-team"] == "pi"
+    body = request.body
+    assert body["model"] == "gpt-5"
+    assert body["stream"] is True
+    assert body["instructions"] == "You are terse."
+    assert body["max_output_tokens"] == 128_000
+    assert "reasoning" not in body
+    assert body["input"] == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "input_text", "text": "look"},
+                {
+                    "type": "input_image",
+                    "image_url": "data:image/png;base64,aGk=",
+                    "detail": "auto",
+                },
+            ],
+        },
+        {"role": "assistant", "content": "Reading."},
+        {
+            "type": "function_call",
+            "call_id": "call_1",
+            "name": "read",
+            "arguments": '{"path": "a"}',
+        },
+        {"type": "function_call_output", "call_id": "call_1", "output": "no such file"},
+    ]
+    assert body["tools"] == [
+        {
+            "type": "function",
+            "name": "read",
+            "description": "Read a file",
+            "parameters": READ_TOOL.parameters,
+            "strict": False,
+        }
+    ]
+
+
+# ---- failures -----------------------------------------------------------------------
+
+
+async def test_rate_limit_is_retried_and_the_second_attempt_succeeds(
+    server: LoopbackServer, provider: OpenAIResponsesProvider
+) -> None:
+    limited = {
+        "error": {
+            "message": "Rate limit reached",
+            "type": "requests",
+            "code": "rate_limit_exceeded",
+        }
+    }
+    server.reply(Failure(429, limited), Stream(text_answer("ok")))
+
+    events = await collect(stream_with_retry(provider, ask(), FAST_RETRY))
+
+    [retry] = [e for e in events if isinstance(e, StreamRetry)]
+    assert "429" in retry.error
+    assert "Rate limit reached" in retry.error
+    assert final(events).text == "ok"
+    assert len(server.requests) == 2
+
+
+async def test_server_error_that_keeps_failing_ends_with_a_clear_error_message(
+    server: LoopbackServer, provider: OpenAIResponsesProvider
+) -> None:
+    broken = Failure(500, {"error": {"message": "The server had an error", "type": "server_error"}})
+    server.reply(*[broken] * 4)
+
+    events = await collect(stream_with_retry(provider, ask(), FAST_RETRY))
+
+    assert sum(isinstance(e, StreamRetry) for e in events) == 3
+    message = final(events)
+    assert message.stop_reason == "error"
+    assert message.error_message == "openai returned HTTP 500: The server had an error"
+
+
+async def test_bad_request_is_not_retried(
+    server: LoopbackServer, provider: OpenAIResponsesProvider
+) -> None:
+    bad = {
+        "error": {
+            "message": "Unsupported parameter: 'reasoning.effort'",
+            "type": "invalid_request_error",
+        }
+    }
+    server.reply(Failure(400, bad))
+
+    events = await collect(stream_with_retry(provider, ask(), FAST_RETRY))
+
+    assert not any(isinstance(e, StreamRetry) for e in events)
+    assert final(events).error_message == (
+        "openai returned HTTP 400: Unsupported parameter: 'reasoning.effort'"
+    )
+
+
+async def test_a_failed_response_in_the_stream_is_reported(
+    server: LoopbackServer, provider: OpenAIResponsesProvider
+) -> None:
+    failed = response("failed", error={"code": "server_error", "message": "Something broke"})
+    server.reply(Stream([*CREATED, event("response.failed", response=failed)]))
+
+    with pytest.raises(ProviderError) as failure:
+        await collect(provider.stream(ask()))
+
+    assert failure.value.retryable
+    assert (
+        str(failure.value) == "openai reported an error mid-stream (server_error): Something broke"
+    )
+
+
+async def test_connection_dropped_mid_stream_is_a_retryable_error(
+    server: LoopbackServer, provider: OpenAIResponsesProvider
+) -> None:
+    server.reply(Stream(text_answer("a", "b", "c"), drop_after=5))
+
+    with pytest.raises(ProviderError) as failure:
+        await collect(provider.stream(ask()))
+
+    assert failure.value.retryable
+    assert "connection" in str(failure.value)
+
+
+async def test_dropped_stream_is_retried_after_a_stream_retry_event(
+    server: LoopbackServer, provider: OpenAIResponsesProvider
+) -> None:
+    server.reply(Stream(text_answer("lost"), drop_after=5), Stream(text_answer("kept")))
+
+    events = await collect(stream_with_retry(provider, ask(), FAST_RETRY))
+
+    kinds = [type(e).__name__ for e in events]
+    assert kinds == ["TextDelta", "StreamRetry", "TextDelta", "StreamEnd"]
+    assert final(events).text == "kept"
+
+
+async def test_cancelling_the_consumer_closes_the_connection(
+    server: LoopbackServer, provider: OpenAIResponsesProvider
+) -> None:
+    server.reply(Stream([*CREATED, *message_item(0, "thinking about it")[:3]], hold_open=True))
+    events = provider.stream(ask())
+
+    await cancel_after_first_event(events)
+
+    await asyncio.wait_for(server.client_left.wait(), 1.0)
+    assert server.requests[0].client_left_early
