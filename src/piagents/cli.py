@@ -76,6 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
+        if args_list and args_list[0] == "serve":
+            from piagents.serve import main as serve_main
+
+            return serve_main(args_list[1:])
         if args_list and args_list[0] == "sessions":
             return _sessions(args_list[1:])
         if args_list and args_list[0] == "export":
@@ -122,10 +126,16 @@ def _sessions(argv: list[str]) -> int:
     if not rows:
         print("No sessions.")
         return EXIT_OK
-    print(f"{'ID':<36}  {'NAME':<16}  {'UPDATED':<16}  {'MODEL':<28}  CWD")
+    # Columns as wide as their longest value, so a long name or model never shifts the rest.
+    name_w = max(16, *(len(r.name or "-") for r in rows))
+    model_w = max(28, *(len(r.model or "-") for r in rows))
+    print(f"{'ID':<36}  {'NAME':<{name_w}}  {'UPDATED':<16}  {'MODEL':<{model_w}}  CWD")
     for r in rows:
         updated = datetime.datetime.fromtimestamp(r.updated / 1000).strftime("%Y-%m-%d %H:%M")
-        print(f"{r.id:<36}  {(r.name or '-'):<16}  {updated:<16}  {(r.model or '-'):<28}  {r.cwd}")
+        print(
+            f"{r.id:<36}  {(r.name or '-'):<{name_w}}  {updated:<16}  "
+            f"{(r.model or '-'):<{model_w}}  {r.cwd}"
+        )
     return EXIT_OK
 
 
@@ -196,29 +206,42 @@ async def _run(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         raise CliError(str(exc), EXIT_USAGE) from exc
+    runtime.wake_in_process = False  # offline roots we message get a background process
     for warning in runtime.warnings:
         print(f"pi-agents: warning: {warning}", file=sys.stderr)
+    # Errors are caught inside the `async with`: one escaping it would come out of
+    # the runtime's task group wrapped in an ExceptionGroup, as a traceback.
+    failure: CliError | None = None
     try:
         async with runtime:
-            root = await _open(runtime, args)
-            if args.mode == "json":
-                return await _run_json(root, prompt)
             try:
-                answer = await root.prompt(prompt)
-            except RunFailed as exc:
-                raise CliError(str(exc)) from exc
-            print(answer)
-            return EXIT_OK
+                root = await _open(runtime, args)
+                if args.mode == "json":
+                    return await _run_json(root, prompt)
+                print(await root.prompt(prompt))
+                return EXIT_OK
+            except CliError as exc:
+                failure = exc
+            except (RunFailed, StoreError, ProviderConfigError, ValueError) as exc:
+                failure = CliError(str(exc))
     except (StoreError, ProviderConfigError, ValueError) as exc:
         raise CliError(str(exc)) from exc
+    assert failure is not None
+    raise failure
 
 
 async def _open(runtime: Runtime, args: argparse.Namespace) -> Any:
+    from piagents.ai.models import ModelRef
+
     session = args.session
     if session is not None:
         session = _resolve_session(runtime.store, session)
     elif args.continue_:
         session = runtime.latest_session(Path.cwd())
+    model = args.model or (None if session else runtime.default_model)
+    if model:
+        # An unknown provider or a missing key fails here, before a session is recorded.
+        runtime.providers.resolve(ModelRef.parse(model))
     return await runtime.open_root(
         Path.cwd(),
         session=session,

@@ -12,6 +12,7 @@ from typing import Any
 from piagents.agent import Agent
 from piagents.agents import texts
 from piagents.agents.coordinator import AgentCallError, Coordinator
+from piagents.agents.mailbox import Mailbox
 from piagents.agents.tool import AgentTool
 from piagents.ai.faux import FunctionModel
 from piagents.ai.models import ModelRef, ThinkingLevel, model_info, parse_thinking_level
@@ -72,6 +73,10 @@ class Runtime:
         self.closing = False
         # Roots woken by an input from another Agent; unloaded again once idle.
         self._background: set[str] = set()
+        # An input to an offline root loads it here (the SDK), or in a background
+        # `pi-agents serve` process (the command line).
+        self.wake_in_process = True
+        self.mailbox: Mailbox | None = None
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -91,6 +96,8 @@ class Runtime:
         self.holder = lease.new_holder()
         self._tg = asyncio.TaskGroup()
         await self._tg.__aenter__()
+        self.mailbox = Mailbox(self.holder.token, self.coordinator.drain)
+        await self.mailbox.start()
         return self
 
     async def __aexit__(
@@ -100,6 +107,8 @@ class Runtime:
         tb: TracebackType | None,
     ) -> None:
         try:
+            if self.mailbox is not None:
+                await self.mailbox.close()
             await self.close_agents()
         finally:
             assert self._tg is not None
@@ -238,6 +247,8 @@ class Runtime:
         loop.system_prompt = self.system_prompt(session, tools)
         self.agents[session.id] = agent
         self.coordinator.attach(agent)
+        if session.record.is_root:
+            self.coordinator.drain()
         return agent
 
     async def create_owned(
@@ -277,6 +288,28 @@ class Runtime:
         self._background.add(agent.id)
         agent.loop.listeners.append(lambda event: self._maybe_unload(agent))
         return agent
+
+    def serve_in_background(self, session_id: str) -> None:
+        """Start a `pi-agents serve` process for an offline root with inputs waiting."""
+        import subprocess
+        import sys
+
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "piagents.cli",
+                "serve",
+                "--home",
+                str(self.home),
+                "--session",
+                session_id,
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
 
     def _maybe_unload(self, agent: Agent) -> None:
         if (

@@ -16,15 +16,25 @@ from typing import TYPE_CHECKING, Any
 from piagents.agents import texts
 from piagents.agents.addressing import Candidate, resolve, short_ids
 from piagents.agents.listing import ListRow, excerpt, one_line, parse_query, render_page, unwrap
+from piagents.agents.mailbox import poke
 from piagents.agents.texts import Shown
 from piagents.agents.tree import AgentMarks, Tree, Waiter
 from piagents.agents.wait_output import ResultItem, render_wait
 from piagents.ai.messages import TextContent, UserMessage
 from piagents.ai.models import ModelRef, parse_thinking_level
 from piagents.harness.context import build_context
-from piagents.harness.events import Input, RunOutcome
+from piagents.harness.events import (
+    Input,
+    InputQueued,
+    LoopEvent,
+    PhaseChanged,
+    RunEnded,
+    RunOutcome,
+    RunStarted,
+)
 from piagents.harness.loop import AgentLoop
 from piagents.harness.tools.base import ToolResult
+from piagents.store.base import SessionInUse
 from piagents.store.records import InputRecord, MessageEntry, SessionRecord, new_id
 
 if TYPE_CHECKING:
@@ -60,6 +70,8 @@ class Coordinator:
         self._visible_version = 0
         self._short_cache: dict[str, tuple[int, dict[str, str]]] = {}
         self.listeners: list[Callable[[], None]] = []  # told when any state may have changed
+        self._change_pending = False
+        self._published: dict[str, str] = {}
 
     # ---- settings & basics ---------------------------------------------------
 
@@ -76,8 +88,30 @@ class Coordinator:
         return self.rt.settings.agents.abort_timeout_ms / 1000
 
     def changed(self) -> None:
+        """Something may have changed state; listeners hear once per loop iteration."""
+        if self._change_pending:
+            return
+        self._change_pending = True
+        try:
+            asyncio.get_running_loop().call_soon(self._flush_changes)
+        except RuntimeError:  # no loop running (closing): tell at once
+            self._flush_changes()
+
+    def _flush_changes(self) -> None:
+        self._change_pending = False
+        self._publish_root_states()
         for listener in list(self.listeners):
             listener()
+
+    def _publish_root_states(self) -> None:
+        """Record root states so runtimes in other processes can list them."""
+        for agent in list(self.rt.agents.values()):
+            if agent.session.record.is_root:
+                state = self.state_of(agent.id)
+                if self._published.get(agent.id) != state:
+                    self._published[agent.id] = state
+                    with contextlib.suppress(Exception):
+                        self.rt.store.set_state(agent.id, state)
 
     def root_of(self, record: SessionRecord) -> str:
         return record.root_id or record.id
@@ -106,24 +140,29 @@ class Coordinator:
         loop.hooks.after_run = self._after_run
         loop.hooks.render_input = self._render
         loop.hooks.on_withdrawn = self._on_withdrawn
-        loop.listeners.append(lambda event: self._on_loop_event(agent))
+        loop.listeners.append(self._on_loop_event)
         self.sessions_changed()
 
     def _settle_leftovers(self, root_id: str, tree: Tree) -> None:
         """Inputs a crashed or closed runtime left open end `aborted` on the next load."""
         tree_ids = [root_id, *(s.id for s in self.rt.store.list_sessions(root_id=root_id))]
-        open_ids = [r.id for r in self.rt.store.inputs(recipient_ids=tree_ids, outstanding=True)]
+        open_ids = [
+            r.id
+            for r in self.rt.store.inputs(recipient_ids=tree_ids, outstanding=True, delivered=True)
+        ]
         self.rt.store.end_inputs(open_ids, "aborted", ABORTED_RESULT)
 
     def detach(self, agent: Agent) -> None:
         self.marks.pop(agent.id, None)
+        self._published.pop(agent.id, None)
         record = agent.session.record
         if record.is_root:
             self.trees.pop(record.id, None)
         self.changed()
 
-    def _on_loop_event(self, agent: Agent) -> None:
-        self.changed()
+    def _on_loop_event(self, event: LoopEvent) -> None:
+        if isinstance(event, PhaseChanged | RunStarted | RunEnded | InputQueued):
+            self.changed()
 
     # ---- states -----------------------------------------------------------------
 
@@ -234,22 +273,79 @@ class Coordinator:
         recipient: SessionRecord,
         text: str,
         delivery: str,
-        *,
-        notification: bool = False,
     ) -> Accepted:
-        """Accept a message for `recipient`, loading (waking) it when needed."""
+        """Accept a message for `recipient`: here, in the runtime holding it, or by
+        waking it when no runtime does."""
         agent = self.rt.agents.get(recipient.id)
-        if agent is None:
-            if delivery == "write" and recipient.is_root:
-                raise AgentCallError(
-                    texts.write_to_offline(
-                        self.shown(recipient, sender.session.record)
-                        if sender
-                        else Shown(recipient.name, recipient.id[:8])
-                    )
-                )
-            agent = await self.rt.wake(recipient)
-        return self.accept(sender, agent, text, delivery, notification=notification)
+        if agent is not None:
+            return self.accept(sender, agent, text, delivery)
+        reader = sender.session.record if sender is not None else recipient
+        if not recipient.is_root:
+            return self.accept(sender, await self.rt.wake(recipient), text, delivery)
+        holder = self.rt.store.lease_of(recipient.id)
+        if holder is None and delivery == "write":
+            raise AgentCallError(texts.write_to_offline(self.shown(recipient, reader)))
+        if holder is None and not self.rt.wake_in_process:
+            return await self.post(sender, recipient, text, delivery, serve=True)
+        if holder is None:
+            try:
+                agent = await self.rt.wake(recipient)
+            except SessionInUse:
+                holder = self.rt.store.lease_of(recipient.id)
+            else:
+                return self.accept(sender, agent, text, delivery)
+        return await self.post(sender, recipient, text, delivery, serve=False)
+
+    async def post(
+        self,
+        sender: Agent | None,
+        recipient: SessionRecord,
+        text: str,
+        delivery: str,
+        *,
+        serve: bool,
+    ) -> Accepted:
+        """Leave a message in the store for the runtime that holds (or will hold) a root."""
+        sender_rec = sender.session.record if sender is not None else None
+        kind = "write" if delivery == "write" else "input"
+        stored = self.rt.store.add_input(
+            InputRecord(
+                id=new_id(),
+                root_id=recipient.id,
+                recipient_id=recipient.id,
+                sender_id=sender_rec.id if sender_rec is not None else None,
+                kind=kind,
+                delivery=delivery,
+                text=text,
+                has_result=False,  # roots have no owner: only owners get results
+                status="outstanding" if kind != "write" else "completed",
+                delivered=False,
+                rendered=self._rendered(sender_rec, recipient, text, kind),
+            )
+        )
+        holder = self.rt.store.lease_of(recipient.id)
+        poked = holder is not None and await poke(holder.token)
+        if serve or (not poked and self.rt.store.lease_of(recipient.id) is None):
+            self.rt.serve_in_background(recipient.id)
+        return Accepted(stored, False, None)
+
+    def drain(self) -> None:
+        """Take inputs other runtimes left in the store for Agents loaded here."""
+        roots = [a for a in self.rt.agents.values() if a.session.record.is_root]
+        for stored in self.rt.store.take_undelivered([a.id for a in roots]):
+            agent = self.rt.agents.get(stored.recipient_id)
+            if agent is not None:
+                self._submit(agent, stored)
+
+    def _rendered(
+        self, sender: SessionRecord | None, recipient: SessionRecord, text: str, kind: str
+    ) -> str:
+        if sender is None:
+            return text
+        from_owner = recipient.owner_id == sender.id
+        return texts.agent_message(
+            self.shown(sender, recipient), text, reply_note=kind == "input" and not from_owner
+        )
 
     def accept(
         self,
@@ -260,44 +356,53 @@ class Coordinator:
         *,
         notification: bool = False,
     ) -> Accepted:
+        """Accept a message for an Agent loaded here: record it, then hand it to its loop."""
         record = recipient.session.record
         marks = self.marks.setdefault(recipient.id, AgentMarks())
-        from_owner = sender is not None and record.owner_id == sender.id
-        from_user_or_owner = sender is None or from_owner
+        sender_rec = sender.session.record if sender is not None else None
+        from_owner = sender_rec is not None and record.owner_id == sender_rec.id
         kind = "notification" if notification else ("write" if delivery == "write" else "input")
-        if kind != "write" and marks.stopped and not from_user_or_owner:
+        if kind != "write" and marks.stopped and not (sender_rec is None or from_owner):
             kind, delivery = "write", "write"  # after a stop, other Agents' messages only add
-        owned = not record.is_root
-        counts = kind == "input" and owned
         tree = self.tree(self.root_of(record))
-        if counts and tree.outstanding >= self.max_outstanding:
+        if kind == "input" and not record.is_root and tree.outstanding >= self.max_outstanding:
             raise AgentCallError(texts.input_rejected(tree.outstanding))
-        has_result = kind == "input" and from_owner
         stored = self.rt.store.add_input(
             InputRecord(
                 id=new_id(),
                 root_id=tree.root_id,
                 recipient_id=recipient.id,
-                sender_id=sender.id if sender is not None else None,
+                sender_id=sender_rec.id if sender_rec is not None else None,
                 kind=kind,
                 delivery=delivery,
                 text=text,
-                has_result=has_result,
+                has_result=kind == "input" and from_owner,
                 status="outstanding" if kind != "write" else "completed",
-                ended=None,
+                rendered=self._rendered(sender_rec, record, text, kind),
             )
         )
+        return self._submit(recipient, stored)
+
+    def _submit(self, recipient: Agent, stored: InputRecord) -> Accepted:
+        record = recipient.session.record
+        marks = self.marks.setdefault(recipient.id, AgentMarks())
+        tree = self.tree(self.root_of(record))
+        kind, delivery = stored.kind, stored.delivery
+        from_user_or_owner = stored.sender_id is None or stored.sender_id == record.owner_id
+        if kind == "input" and marks.stopped and not from_user_or_owner:
+            # Left in the store before the stop; it only adds to the conversation now.
+            self.rt.store.end_inputs([stored.id], "completed", None)
+            kind, delivery = "write", "write"
+        owned = not record.is_root
         if kind != "write":
-            tree.open(recipient.id, stored.id, counts=counts, has_result=has_result)
+            tree.open(
+                recipient.id,
+                stored.id,
+                counts=kind == "input" and owned,
+                has_result=stored.has_result,
+            )
         if from_user_or_owner and kind == "input":
             marks.stopped = False
-        rendered = text
-        if sender is not None:
-            rendered = texts.agent_message(
-                self.shown(sender.session.record, record),
-                text,
-                reply_note=kind == "input" and not from_owner,
-            )
         queued = False
         loop = recipient.loop
         if kind != "write" and owned and not (delivery == "steer" and loop.in_turn):
@@ -310,10 +415,10 @@ class Coordinator:
             marks.waiter.done.set()
         future = loop.submit(
             Input(
-                text,
+                stored.text,
                 delivery,  # type: ignore[arg-type]
                 id=stored.id,
-                meta={"rendered": rendered, "kind": kind, "sender": stored.sender_id},
+                meta={"rendered": stored.rendered, "kind": kind, "sender": stored.sender_id},
             )
         )
         self.changed()

@@ -155,8 +155,10 @@ def no_match(target: str) -> str:
 
 
 def ambiguous(target: str, rows: Sequence[str]) -> str:
-    return f'"{target}" matches several Agents:\n' + "\n".join(rows) + (
-        "\n\nRetry with a longer ID prefix."
+    return (
+        f'"{target}" matches several Agents:\n'
+        + "\n".join(rows)
+        + "\n\nRetry with a longer ID prefix."
     )
 
 
@@ -165,7 +167,9 @@ def name_taken(name: str, short_id: str) -> str:
 
 
 def input_rejected(outstanding: int) -> str:
-    return f"Input rejected: {outstanding} inputs have not ended. Wait for results or abort an Agent."
+    return (
+        f"Input rejected: {outstanding} inputs have not ended. Wait for results or abort an Agent."
+    )
 
 
 def not_owned(a: Shown) -> str:

@@ -8,7 +8,14 @@ from typing import Any
 
 from piagents.agents import texts
 from piagents.agents.texts import Shown
-from piagents.harness.tools.truncation import MAX_BYTES, MAX_LINES, format_size, truncate_head
+from piagents.harness.tools.truncation import (
+    MAX_BYTES,
+    MAX_LINES,
+    Truncation,
+    format_size,
+    split_lines,
+    truncate_head,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +38,13 @@ class WaitOutput:
 
 def _size(text: str) -> tuple[int, int]:
     return text.count("\n") + 1, len(text.encode("utf-8"))
+
+
+def truncation_notice(cut: Truncation, max_bytes: int, full_output_path: str) -> str:
+    """Pi's native notice: the byte limit is named only when bytes stopped the text."""
+    span = f"lines {cut.first_line}-{cut.last_line} of {cut.total_lines}"
+    limit = f" ({format_size(max_bytes)} limit)" if cut.truncated_by == "bytes" else ""
+    return f"[Showing {span}{limit}. Full output: {full_output_path}]"
 
 
 def render_wait(
@@ -66,8 +80,13 @@ def render_wait(
     full = "\n\n".join([*blocks, *(["\n".join(tail)] if tail else [])])
     lines, size = _size(full)
     results_json: list[dict[str, Any]] = [
-        {"id": i.agent_id, "name": i.shown.name, "state": i.outcome, "history": i.history,
-         "result": i.text}
+        {
+            "id": i.agent_id,
+            "name": i.shown.name,
+            "state": i.outcome,
+            "history": i.history,
+            "result": i.text,
+        }
         for i in items
     ]
     if lines <= max_lines and size <= max_bytes:
@@ -76,49 +95,46 @@ def render_wait(
             details["interrupted"] = True
         return WaitOutput(full, details, tuple(i.input_id for i in items), None)
 
-    # Over the limit: add blocks while they fit; cut the one that crosses it.
-    tail_text = "\n".join(tail)
+    # Over the limit: add blocks while they fit (leaving room for the lines after
+    # them); cut the one that crosses it.
+    tail_sizes = [_size("\n".join(tail))] if tail else []
     kept: list[str] = []
-    returned: list[str] = []
+    kept_sizes: list[tuple[int, int]] = []
     truncation_json: dict[str, Any] | None = None
     omitted: list[int] = []
-    used_lines, used_bytes = 0, 0
-    reserve_lines, reserve_bytes = _size(tail_text) if tail else (0, 0)
-    reserve_lines += 4  # separators, the notice and the omitted line
-    reserve_bytes += 400 + sum(len(i.shown.short_id) + len(i.shown.name or "") + 4 for i in items)
     for index, item in enumerate(items):
         if truncation_json is not None:
             omitted.append(index)
             continue
-        block = blocks[index]
-        b_lines, b_bytes = _size(block)
-        room_lines = max_lines - used_lines - reserve_lines
-        room_bytes = max_bytes - used_bytes - reserve_bytes
-        if b_lines <= room_lines and b_bytes <= room_bytes:
-            kept.append(block)
-            returned.append(item.input_id)
-            used_lines += b_lines + 1
-            used_bytes += b_bytes + 2
+        later = [i.shown for i in items[index + 1 :]]
+        after = [*tail_sizes, *([_size(texts.results_omitted(later))] if later else [])]
+        block_lines, block_bytes = _measure([*kept_sizes, _size(blocks[index]), *after])
+        if block_lines <= max_lines and block_bytes <= max_bytes:
+            kept.append(blocks[index])
+            kept_sizes.append(_size(blocks[index]))
             continue
-        cut = truncate_head(item.text, max(1, room_lines - 3), max(0, room_bytes - 200))
-        notice = (
-            f"[Showing lines {cut.first_line}-{cut.last_line} of {cut.total_lines} "
-            f"({format_size(max_bytes)} limit). Full output: {full_output_path}]"
+        # Room left for the cut block: what the other parts and separators leave.
+        other_lines, other_bytes = _measure([*kept_sizes, (0, 0), *after])
+        cut, block = _cut_block(
+            item,
+            alone,
+            max_lines - other_lines,
+            max_bytes - other_bytes,
+            max_bytes,
+            full_output_path,
         )
-        body = f"{cut.text}\n\n{notice}" if cut.text else notice
-        if alone:
-            kept.append(body)
-        else:
-            opening = texts.agent_result(item.shown, item.outcome, "", item.history).split("\n")[0]
-            kept.append(f"{opening}\n{body}\n</agent-result>")
-        returned.append(item.input_id)
         truncation_json = cut.to_json()
+        if block is None:  # not even its notice fits: it is omitted with the later ones
+            omitted.append(index)
+            continue
+        kept.append(block)
         results_json[index]["result"] = cut.text
-    for index in omitted:
-        results_json[index].pop("result", None)
-    text = "\n\n".join([*kept, tail_text] if tail else kept)
+    returned = [i.input_id for index, i in enumerate(items) if index not in omitted]
+    text = "\n\n".join([*kept, "\n".join(tail)] if tail else kept)
     if omitted:
         text += "\n\n" + texts.results_omitted([items[i].shown for i in omitted])
+    for index in omitted:
+        results_json[index].pop("result", None)
     details = {
         "results": results_json,
         "pending": pending_json,
@@ -128,3 +144,60 @@ def render_wait(
     if interrupted:
         details["interrupted"] = True
     return WaitOutput(text, details, tuple(returned), full)
+
+
+def _measure(parts: Sequence[tuple[int, int]]) -> tuple[int, int]:
+    """Lines and bytes of parts joined by blank lines."""
+    separators = max(0, len(parts) - 1)
+    return (
+        sum(n for n, _ in parts) + separators,
+        sum(b for _, b in parts) + 2 * separators,
+    )
+
+
+def _cut_block(
+    item: ResultItem,
+    alone: bool,
+    room_lines: int,
+    room_bytes: int,
+    max_bytes: int,
+    full_output_path: str,
+) -> tuple[Truncation, str | None]:
+    """The result cut to `room_lines`/`room_bytes`, with the notice and its closing tag;
+    None when not even the notice fits."""
+    opening = texts.agent_result(item.shown, item.outcome, "", item.history).split("\n")[0]
+    closing = "</agent-result>"
+    total_lines = len(split_lines(item.text))
+    widest = truncation_notice(
+        Truncation("", True, "bytes", total_lines, 0, 0, 0, total_lines, total_lines),
+        max_bytes,
+        full_output_path,
+    )
+    # Around the kept text: the notice, `\n\n` before it, and the tags with their newlines.
+    frame_lines, frame_bytes = 1, len(widest.encode("utf-8"))
+    if not alone:
+        frame_lines += 2
+        frame_bytes += len(opening.encode("utf-8")) + len(closing) + 2
+    text_lines, text_bytes = room_lines - frame_lines - 1, room_bytes - frame_bytes - 2
+    if text_lines >= 1 and text_bytes >= 1:
+        cut = truncate_head(item.text, text_lines, text_bytes)
+    else:  # not even one line fits: the notice alone, if that fits
+        cut = Truncation(
+            "",
+            True,
+            "lines" if text_lines < 1 else "bytes",
+            total_lines,
+            len(item.text.encode("utf-8")),
+            0,
+            0,
+            0,
+            0,
+            False,
+            max(0, text_lines),
+            max(0, text_bytes),
+        )
+        if frame_lines > room_lines or frame_bytes > room_bytes:
+            return cut, None
+    notice = truncation_notice(cut, max_bytes, full_output_path)
+    body = f"{cut.text}\n\n{notice}" if cut.text else notice
+    return cut, body if alone else f"{opening}\n{body}\n{closing}"

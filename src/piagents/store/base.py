@@ -97,6 +97,11 @@ class Store(Protocol):
         """End those of `ids` still outstanding; returns the records it ended."""
         ...
 
+    def take_undelivered(self, recipient_ids: Sequence[str]) -> list[InputRecord]:
+        """Inputs left in the store for these recipients by other runtimes; marks them
+        delivered in the same transaction."""
+        ...
+
     def mark_read(self, ids: Sequence[str]) -> None: ...
 
     def inputs(
@@ -107,6 +112,7 @@ class Store(Protocol):
         outstanding: bool | None = None,
         has_result: bool | None = None,
         read: bool | None = None,
+        delivered: bool | None = None,
     ) -> list[InputRecord]:
         """Matching inputs, ended ones first in the order they ended, then open ones."""
         ...

@@ -91,11 +91,11 @@ Entry: TypeAlias = (
 
 
 def _iso(ms: int) -> str:
+    """ISO-8601 UTC with milliseconds, as Pi writes entry timestamps."""
     import datetime
 
-    return (
-        datetime.datetime.fromtimestamp(ms / 1000, datetime.UTC).isoformat().replace("+00:00", "Z")
-    )
+    stamp = datetime.datetime.fromtimestamp(ms // 1000, datetime.UTC)
+    return stamp.strftime("%Y-%m-%dT%H:%M:%S") + f".{ms % 1000:03d}Z"
 
 
 def entry_to_json(e: Entry) -> dict[str, Any]:
@@ -177,6 +177,10 @@ class InputRecord:
     accepted: int = field(default_factory=now_ms)
     ended: int | None = None
     seq: int = 0
+    # False while the input waits in the store for the runtime that holds the
+    # recipient (another process); `rendered` is the text the recipient sees.
+    delivered: bool = True
+    rendered: str | None = None
 
     @property
     def outstanding(self) -> bool:

@@ -76,8 +76,11 @@ CREATE TABLE IF NOT EXISTS inputs (
     read INTEGER NOT NULL DEFAULT 0,
     aborted_by_owner INTEGER NOT NULL DEFAULT 0,
     accepted INTEGER NOT NULL,
-    ended INTEGER
+    ended INTEGER,
+    delivered INTEGER NOT NULL DEFAULT 1,
+    rendered TEXT
 );
+CREATE INDEX IF NOT EXISTS inputs_mailbox ON inputs(recipient_id) WHERE delivered = 0;
 CREATE INDEX IF NOT EXISTS inputs_recipient ON inputs(recipient_id, seq);
 CREATE INDEX IF NOT EXISTS inputs_open ON inputs(root_id, status) WHERE status = 'outstanding';
 -- What `list` searches: user messages and compaction summaries, one row each.
@@ -367,35 +370,37 @@ class SQLiteStore:
 
     _INPUT_COLS = (
         "id, root_id, recipient_id, sender_id, kind, delivery, text, has_result, status, "
-        "result, read, aborted_by_owner, accepted, ended, seq"
+        "result, read, aborted_by_owner, accepted, ended, seq, delivered, rendered"
     )
 
     @staticmethod
     def _input(row: Sequence[Any]) -> InputRecord:
         return InputRecord(
-            row[0],
-            row[1],
-            row[2],
-            row[3],
-            row[4],
-            row[5],
-            row[6],
-            bool(row[7]),
-            row[8],
-            row[9],
-            bool(row[10]),
-            bool(row[11]),
-            row[12],
-            row[13],
-            row[14],
+            id=row[0],
+            root_id=row[1],
+            recipient_id=row[2],
+            sender_id=row[3],
+            kind=row[4],
+            delivery=row[5],
+            text=row[6],
+            has_result=bool(row[7]),
+            status=row[8],
+            result=row[9],
+            read=bool(row[10]),
+            aborted_by_owner=bool(row[11]),
+            accepted=row[12],
+            ended=row[13],
+            seq=row[14],
+            delivered=bool(row[15]),
+            rendered=row[16],
         )
 
     def add_input(self, record: InputRecord) -> InputRecord:
         with self._tx() as db:
             cur = db.execute(
                 "INSERT INTO inputs (id, root_id, recipient_id, sender_id, kind, delivery, text, "
-                "has_result, status, result, read, aborted_by_owner, accepted, ended) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "has_result, status, result, read, aborted_by_owner, accepted, ended, delivered, "
+                "rendered) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     record.id,
                     record.root_id,
@@ -411,6 +416,8 @@ class SQLiteStore:
                     int(record.aborted_by_owner),
                     record.accepted,
                     record.ended,
+                    int(record.delivered),
+                    record.rendered,
                 ),
             )
             seq = cur.lastrowid
@@ -442,6 +449,25 @@ class SQLiteStore:
             ).fetchall()
         return [self._input(r) for r in rows]
 
+    def take_undelivered(self, recipient_ids: Sequence[str]) -> list[InputRecord]:
+        """Inputs waiting in the store for these recipients, now marked delivered."""
+        if not recipient_ids:
+            return []
+        marks = ",".join("?" * len(recipient_ids))
+        with self._tx() as db:
+            rows = db.execute(
+                f"SELECT {self._INPUT_COLS} FROM inputs WHERE delivered = 0 "
+                f"AND recipient_id IN ({marks}) ORDER BY seq",
+                tuple(recipient_ids),
+            ).fetchall()
+            if rows:
+                db.execute(
+                    f"UPDATE inputs SET delivered = 1 WHERE delivered = 0 "
+                    f"AND recipient_id IN ({marks})",
+                    tuple(recipient_ids),
+                )
+        return [replace(self._input(r), delivered=True) for r in rows]
+
     def mark_read(self, ids: Sequence[str]) -> None:
         if ids:
             marks = ",".join("?" * len(ids))
@@ -456,9 +482,13 @@ class SQLiteStore:
         outstanding: bool | None = None,
         has_result: bool | None = None,
         read: bool | None = None,
+        delivered: bool | None = None,
     ) -> list[InputRecord]:
         where: list[str] = []
         args: list[Any] = []
+        if delivered is not None:
+            where.append("delivered = ?")
+            args.append(int(delivered))
         if recipient_ids is not None:
             if not recipient_ids:
                 return []

@@ -1,0 +1,58 @@
+"""`pi-agents serve`: run an offline root in the background until it is idle.
+
+Started by a command-line runtime that sent an input to a root no runtime
+holds. It loads the root with its saved cwd and model and the current
+settings, handles what waits in its inbox, and exits once the root is idle.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+
+from piagents.config import default_home
+
+
+async def serve(home: Path, session_id: str) -> int:
+    from piagents.runtime import Runtime
+    from piagents.store.base import SessionInUse
+
+    runtime = Runtime(home)
+    runtime.wake_in_process = False
+    async with runtime:
+        try:
+            root = await runtime.open_root(session=session_id)
+        except SessionInUse:
+            return 0  # another runtime holds it and will read its inbox
+        idle = asyncio.Event()
+
+        def check() -> None:
+            if runtime.coordinator.state_of(root.id) == "idle":
+                idle.set()
+
+        runtime.coordinator.listeners.append(check)
+        runtime.coordinator.changed()
+        await idle.wait()
+        if runtime.mailbox is not None:
+            await runtime.mailbox.close()  # no new wake-ups: what comes now waits in the store
+    # Closed and released: anything that arrived meanwhile gets a new server.
+    from piagents.store.sqlite import SQLiteStore
+
+    store = SQLiteStore(home / "store.db")
+    try:
+        waiting = store.inputs(recipient_ids=[session_id], delivered=False)
+    finally:
+        store.close()
+    if waiting:
+        return await serve(home, session_id)
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="pi-agents serve", description=__doc__)
+    p.add_argument("--session", required=True)
+    p.add_argument("--home")
+    args = p.parse_args(argv)
+    home = Path(args.home).expanduser() if args.home else default_home()
+    return asyncio.run(serve(home, args.session))

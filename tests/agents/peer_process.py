@@ -1,0 +1,46 @@
+"""A second runtime in its own process, for the cross-process tests.
+
+    python peer_process.py HOME CWD NAME READY_FILE LOG_FILE STOP_FILE
+
+Opens a root named NAME, writes its ID to READY_FILE, logs every model call's
+last user message to LOG_FILE, and runs until STOP_FILE exists.
+"""
+
+import asyncio
+import sys
+from pathlib import Path
+
+import piagents
+from piagents.testing import FunctionModel
+
+
+def logging_route(log: Path):
+    def route(call):
+        users = [m.text for m in call.messages if m.role == "user"]
+        with log.open("a") as f:
+            f.write(repr((call.agent_name, users[-1])) + "\n")
+        return f"{call.agent_name} handled it"
+
+    return route
+
+
+def scripted(call):
+    """Route for `--model faux/peer_process:scripted` (the woken root's saved model)."""
+    import os
+
+    users = [m.text for m in call.messages if m.role == "user"]
+    with open(os.environ["PEER_LOG"], "a") as f:
+        f.write(repr((call.agent_name, users[-1])) + "\n")
+    return "served in the background"
+
+
+async def main(home, cwd, name, ready, log, stop):
+    async with piagents.Runtime(home=home, model=FunctionModel(logging_route(Path(log)))) as rt:
+        root = await rt.open_root(cwd=cwd, name=name)
+        Path(ready).write_text(root.id)
+        while not Path(stop).exists():
+            await asyncio.sleep(0.05)
+
+
+if __name__ == "__main__":
+    asyncio.run(main(*sys.argv[1:7]))

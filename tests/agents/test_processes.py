@@ -1,0 +1,164 @@
+"""Roots in different processes on one home see and message each other."""
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import piagents
+from piagents.store.base import SessionInUse
+from piagents.testing import FunctionModel
+
+HERE = Path(__file__).parent
+
+
+async def until(predicate, timeout=20.0):
+    async with asyncio.timeout(timeout):
+        while not predicate():
+            await asyncio.sleep(0.02)
+
+
+def start_peer(home, cwd, name, tmp_path):
+    ready, log, stop = tmp_path / f"{name}.id", tmp_path / f"{name}.log", tmp_path / f"{name}.stop"
+    env = {**os.environ, "PYTHONPATH": f"{HERE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            str(HERE / "peer_process.py"),
+            str(home),
+            str(cwd),
+            name,
+            str(ready),
+            str(log),
+            str(stop),
+        ],
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+    return proc, ready, log, stop
+
+
+async def test_a_root_messages_a_root_held_by_another_process(home, work, tmp_path):
+    proc, ready, log, stop = start_peer(home, work, "bob", tmp_path)
+    try:
+        await until(ready.exists)
+        bob_id = ready.read_text()
+        async with piagents.Runtime(home=home, model=FunctionModel(lambda c: "alice")) as rt:
+            alice = await rt.open_root(cwd=work, name="alice")
+            listed = await alice.call_tool("agent", {"action": "list", "query": "bob"})
+            assert listed.details["agents"] == [{"id": bob_id, "name": "bob", "state": "idle"}]
+            res = await alice.call_tool(
+                "agent", {"action": "send", "target": "bob", "message": "hello from alice"}
+            )
+            assert res.text == f"Input accepted by bob ({bob_id[:8]})."
+            await until(lambda: log.exists() and "hello from alice" in log.read_text())
+            assert (
+                'note="Reply with send">\\nhello from alice\\n</agent-message>' in log.read_text()
+            )
+            w = await alice.call_tool(
+                "agent",
+                {
+                    "action": "send",
+                    "target": "bob",
+                    "message": "just so you know",
+                    "deliverAs": "write",
+                },
+            )
+            assert not w.is_error
+            # the session is in use by the other process
+            with pytest.raises(SessionInUse, match=f"pid {proc.pid} "):
+                await rt.open_root(session=bob_id)
+    finally:
+        stop.touch()
+        proc.wait(timeout=20)
+
+
+async def test_an_input_to_an_offline_root_from_the_sdk_is_served_in_the_senders_runtime(
+    home, work, tmp_path
+):
+    served = []
+
+    def route(call):
+        if call.agent_name == "carol":
+            served.append([m.text for m in call.messages if m.role == "user"][-1])
+            return "carol here"
+        return "alice"
+
+    async with piagents.Runtime(home=home, model=FunctionModel(route)) as rt:
+        carol = await rt.open_root(cwd=work, name="carol")
+        carol_id = carol.id
+    proc, ready, _log, stop = start_peer(home, work, "bob", tmp_path)
+    try:
+        await until(ready.exists)
+        async with piagents.Runtime(home=home, model=FunctionModel(route)) as rt:
+            alice = await rt.open_root(cwd=work, name="alice")
+            res = await alice.call_tool(
+                "agent", {"action": "send", "target": carol_id, "message": "wake up"}
+            )
+            assert not res.is_error, res.text
+            await until(lambda: served)
+            assert served[0].endswith("wake up\n</agent-message>")
+            await until(lambda: carol_id not in rt.agents)
+    finally:
+        stop.touch()
+        proc.wait(timeout=20)
+
+
+def test_the_command_line_wakes_an_offline_root_in_a_background_process(home, work, tmp_path):
+    log = tmp_path / "carol.log"
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{HERE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+        "PEER_LOG": str(log),
+    }
+    code = (
+        "import asyncio, piagents\n"
+        "async def main():\n"
+        f"    rt = piagents.Runtime(home={str(home)!r}, model='faux/peer_process:scripted')\n"
+        "    async with rt:\n"
+        f"        r = await rt.open_root(cwd={str(work)!r}, name='carol')\n"
+        "        print(r.id)\n"
+        "asyncio.run(main())\n"
+    )
+    carol_id = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    sender = tmp_path / "sender.py"
+    sender.write_text(
+        "from piagents.testing import Reply, ToolCall\n"
+        "def route(call):\n"
+        "    if len(call.messages) == 1:\n"
+        f"        args = {{'action': 'send', 'target': {carol_id!r}, 'message': 'from the cli'}}\n"
+        "        return Reply(tool_calls=[ToolCall('agent', args)])\n"
+        "    return call.messages[-1].text\n"
+    )
+    env["PYTHONPATH"] = f"{tmp_path}{os.pathsep}{env['PYTHONPATH']}"
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "piagents.cli",
+            "--home",
+            str(home),
+            "--model",
+            "faux/sender:route",
+            "-p",
+            "tell carol",
+        ],
+        env=env,
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == f"Input accepted by carol ({carol_id[:8]})."
+
+    async def wait_for_log():
+        await until(lambda: log.exists() and "from the cli" in log.read_text(), timeout=30)
+
+    asyncio.run(wait_for_log())
