@@ -15,8 +15,12 @@ from piagents.testing import FunctionModel
 
 
 def logging_route(log: Path):
-    def route(call):
+    async def route(call):
         users = [m.text for m in call.messages if m.role == "user"]
+        if call.agent_name == "stuck":
+            with log.open("a") as f:
+                f.write("stuck started\n")
+            await asyncio.sleep(3600)
         with log.open("a") as f:
             f.write(repr((call.agent_name, users[-1])) + "\n")
         return f"{call.agent_name} handled it"
@@ -37,6 +41,11 @@ def scripted(call):
 async def main(home, cwd, name, ready, log, stop):
     async with piagents.Runtime(home=home, model=FunctionModel(logging_route(Path(log)))) as rt:
         root = await rt.open_root(cwd=cwd, name=name)
+        if name == "crasher":
+            await root.prompt("before the crash")
+            await root.call_tool("agent", {"action": "spawn", "name": "stuck", "message": "go"})
+            while not Path(log).exists() or "stuck started" not in Path(log).read_text():
+                await asyncio.sleep(0.01)
         Path(ready).write_text(root.id)
         while not Path(stop).exists():
             await asyncio.sleep(0.05)

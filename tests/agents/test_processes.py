@@ -162,3 +162,22 @@ def test_the_command_line_wakes_an_offline_root_in_a_background_process(home, wo
         await until(lambda: log.exists() and "from the cli" in log.read_text(), timeout=30)
 
     asyncio.run(wait_for_log())
+
+
+async def test_a_crash_loses_no_committed_entry_and_leaves_no_input_unsettled(home, work, tmp_path):
+    proc, ready, _log, _stop = start_peer(home, work, "crasher", tmp_path)
+    try:
+        await until(ready.exists)
+    finally:
+        proc.kill()  # SIGKILL: no cleanup at all
+        proc.wait(timeout=20)
+    root_id = ready.read_text()
+    async with piagents.Runtime(home=home, model=FunctionModel(lambda c: "after")) as rt:
+        root = await rt.open_root(session=root_id)  # the dead process's lease is taken over
+        texts = [m.text for m in root.session.context()]
+        assert texts[:2] == ["before the crash", "crasher handled it"]
+        assert rt.store.inputs(outstanding=True) == []
+        res = await root.call_tool("agent", {"action": "wait"})
+        assert 'status="aborted"' in res.text or res.text == "The input was aborted."
+        listed = await root.call_tool("agent", {"action": "list"})
+        assert listed.details["agents"][0]["state"] == "idle"

@@ -553,3 +553,49 @@ async def test_invalid_calls_come_back_as_errors(home, work, script, bad):
         root = await rt.open_root(cwd=work)
         res = await root.call_tool("agent", bad)
         assert res.is_error and res.text
+
+
+async def test_an_agent_gives_up_its_slot_while_it_waits_and_resumes_ahead_of_new_inputs(
+    home, work, script
+):
+    order = []
+    gate = Gate()
+
+    async def lead(call):
+        order.append(("lead", len(call.messages)))
+        if len(call.messages) == 1:
+            return Reply(
+                tool_calls=[
+                    ToolCall("agent", {"action": "spawn", "name": "helper", "message": "help"})
+                ]
+            )
+        if len(call.messages) == 3:
+            return Reply(tool_calls=[ToolCall("agent", {"action": "wait", "timeout": 30})])
+        return "lead done"
+
+    async def helper(call):
+        order.append(("helper", 0))
+        await gate.event("helper").wait()
+        return "helped"
+
+    async def other(call):
+        order.append(("other", 0))
+        return "other done"
+
+    script.on("lead", lead)
+    script.on("helper", helper)
+    script.on("other", other)
+    script.on(None, lambda call: "root turn")
+    async with runtime(home, script, maxConcurrent=1) as rt:
+        root = await rt.open_root(cwd=work)
+        lead_id = (await spawn(root, "lead")).details["id"]
+        # lead holds the only slot; helper queues behind it, until lead waits
+        await until(lambda: ("helper", 0) in order)
+        assert rt.coordinator.state_of(lead_id) == "waiting"
+        other_res = await spawn(root, "other")
+        assert other_res.details["queued"] is True
+        gate.release("helper")
+        await until(lambda: ("lead", 5) in order)
+        # lead took the slot back before "other", whose input had not started
+        assert order.index(("lead", 5)) < order.index(("other", 0))
+        await root.call_tool("agent", {"action": "wait", "timeout": 10})

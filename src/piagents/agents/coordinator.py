@@ -411,8 +411,7 @@ class Coordinator:
             elif loop.phase == "idle" and not loop.busy:
                 queued = not tree.slots.reserve(recipient.id)
         if delivery == "steer" and kind != "write" and marks.waiter is not None:
-            marks.waiter.interrupted = True
-            marks.waiter.done.set()
+            self.tree(self.root_of(record)).end_wait(marks.waiter, interrupted=True)
         future = loop.submit(
             Input(
                 stored.text,
@@ -434,22 +433,14 @@ class Coordinator:
 
     def _after_run(self, loop: AgentLoop, outcome: RunOutcome) -> None:
         record = loop.session.record
-        tree = self.tree(self.root_of(record))
-        if not record.is_root:
-            tree.slots.release(record.id)
         marks = self.marks.get(record.id)
         by_owner = marks is not None and marks.aborting_by_owner
-        if outcome.status == "completed" or outcome.status == "failed":
-            result = outcome.answer
-        else:
-            result = ABORTED_RESULT
-        self._end(
-            record,
-            [i for i in outcome.inputs if "kind" in i.meta],
-            outcome.status,
-            result,
-            by_owner,
-        )
+        result = ABORTED_RESULT if outcome.status == "aborted" else outcome.answer
+        inputs = [i for i in outcome.inputs if "kind" in i.meta]
+        # Settle first: an owner waiting for these resumes ahead of queued inputs.
+        self._end(record, inputs, outcome.status, result, by_owner)
+        if not record.is_root:
+            self.tree(self.root_of(record)).slots.release(record.id)
 
     def _on_withdrawn(self, loop: AgentLoop, inputs: tuple[Input, ...]) -> None:
         record = loop.session.record
@@ -491,7 +482,7 @@ class Coordinator:
         if waiter is not None and record.id in waiter.targets:
             tree = self.tree(self.root_of(record))
             if not any(tree.pending(t) for t in waiter.targets):
-                waiter.done.set()
+                self.tree(self.root_of(owner.session.record)).end_wait(waiter)
             return
         notify = [r for r in ended if not r.aborted_by_owner]
         if not notify:
@@ -635,8 +626,8 @@ class Coordinator:
         interrupted = False
         if any(tree.pending(i) for i in ids):
             marks.waiter = waiter
-            holds_slot = not me.is_root and tree.slots.holds(me.id)
-            if holds_slot:
+            waiter.gave_up_slot = not me.is_root and tree.slots.holds(me.id)
+            if waiter.gave_up_slot:
                 tree.slots.release(me.id)
             self.changed()
             try:
@@ -644,12 +635,13 @@ class Coordinator:
                     async with asyncio.timeout(timeout):
                         await waiter.done.wait()
             finally:
+                tree.end_wait(waiter)  # on timeout or cancellation: line up for the slot now
                 marks.waiter = None
-                if holds_slot:
+                if waiter.resume is not None:
                     marks.resuming = True
                     self.changed()
                     try:
-                        await tree.slots.acquire(me.id, resuming=True)
+                        await tree.slots.claimed(me.id, waiter.resume)
                     finally:
                         marks.resuming = False
                 self.changed()

@@ -45,11 +45,21 @@ class SlotScheduler:
         return False
 
     async def acquire(self, agent_id: str, *, resuming: bool = False) -> None:
-        if self.reserve(agent_id):
-            return
+        await self.claimed(agent_id, self.claim(agent_id, resuming=resuming))
+
+    def claim(self, agent_id: str, *, resuming: bool = False) -> asyncio.Future[None]:
+        """Take a place in line now (a done future when a slot is free); await it with
+        `claimed`."""
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if self.reserve(agent_id):
+            future.set_result(None)
+            return future
         (self._resuming if resuming else self._starting).append((agent_id, future))
         self._changed()
+        return future
+
+    async def claimed(self, agent_id: str, future: asyncio.Future[None]) -> None:
+        """Wait for a claim; a cancelled wait gives back what it was granted."""
         try:
             await future
         except asyncio.CancelledError:

@@ -17,6 +17,10 @@ class Waiter:
     targets: frozenset[str]
     done: asyncio.Event = field(default_factory=asyncio.Event)
     interrupted: bool = False
+    gave_up_slot: bool = False
+    # The place in line for the slot, taken the moment the wait ends, so the
+    # waiter resumes ahead of inputs that have not started.
+    resume: asyncio.Future[None] | None = None
 
 
 @dataclass(slots=True)
@@ -64,3 +68,11 @@ class Tree:
 
     def pending(self, agent_id: str) -> bool:
         return bool(self.pending_results.get(agent_id))
+
+    def end_wait(self, waiter: Waiter, *, interrupted: bool = False) -> None:
+        if waiter.done.is_set():
+            return
+        waiter.interrupted = interrupted
+        if waiter.gave_up_slot and waiter.resume is None:
+            waiter.resume = self.slots.claim(waiter.caller_id, resuming=True)
+        waiter.done.set()
