@@ -10,6 +10,7 @@ from piagents.ai.models import ModelRef, ThinkingLevel, parse_thinking_level
 from piagents.harness.events import Input, RunOutcome
 from piagents.harness.loop import AgentLoop
 from piagents.harness.session import Session
+from piagents.store.records import CompactionEntry
 
 if TYPE_CHECKING:
     from piagents.runtime import Runtime
@@ -88,6 +89,30 @@ class Agent:
     async def abort(self) -> list[Input]:
         """Stop the current turn as its user; returns the user's inputs taken back."""
         return await self.runtime.coordinator.user_stop(self)
+
+    async def compact(self, instructions: str | None = None) -> CompactionEntry | None:
+        """Summarise older context now (manual compaction); None when there is nothing
+        to summarise. Raises `CompactionError` when the model cannot summarise."""
+        if self.loop.busy:
+            raise RuntimeError("cannot compact while a turn is running; wait for it or abort it")
+        from piagents.harness.compaction import compact
+        from piagents.harness.events import Compacted
+
+        entry = await compact(
+            self.session,
+            self.runtime.providers.resolve(self.loop.model),
+            self.loop.model,
+            self.runtime.settings.compaction,
+            custom_instructions=instructions,
+            retry=self.runtime.settings.retry,
+        )
+        if entry is not None:
+            self.loop.emit(Compacted(entry.summary, entry.tokens_before))
+        return entry
+
+    def clear_queue(self) -> list[Input]:
+        """Take back the user's queued inputs; other Agents' messages stay queued."""
+        return self.loop.withdraw_queued(lambda i: i.meta.get("sender") is None)
 
     def set_model(self, model: str) -> None:
         ref = ModelRef.parse(model)

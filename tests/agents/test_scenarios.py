@@ -599,3 +599,79 @@ async def test_an_agent_gives_up_its_slot_while_it_waits_and_resumes_ahead_of_ne
         # lead took the slot back before "other", whose input had not started
         assert order.index(("lead", 5)) < order.index(("other", 0))
         await root.call_tool("agent", {"action": "wait", "timeout": 10})
+
+
+async def test_after_the_user_stops_a_root_messages_from_agents_become_writes(home, work, script):
+    root_turns = []
+
+    async def root_handler(call):
+        root_turns.append(user_texts(call)[-1])
+        if user_texts(call)[-1] == "long job":
+            await asyncio.sleep(30)
+        return "root answer"
+
+    script.on("boss", root_handler)
+    script.on("w", lambda call: "w done")
+    async with runtime(home, script) as rt:
+        boss = await rt.open_root(cwd=work, name="boss")
+        other = await rt.open_root(cwd=work, name="other")
+        boss.send("long job")
+        await until(lambda: root_turns == ["long job"])
+        boss.send("queued by the user")
+        await other.call_tool("agent", {"action": "send", "target": "boss", "message": "ping"})
+        taken_back = await boss.abort()
+        assert [i.text for i in taken_back] == ["queued by the user"]
+        await asyncio.sleep(0.05)
+        # the other Agent's message only added to the conversation: no new turn
+        assert root_turns == ["long job"]
+        assert boss.session.context()[-1].text.endswith("ping\n</agent-message>")
+        await other.call_tool("agent", {"action": "send", "target": "boss", "message": "again"})
+        await asyncio.sleep(0.05)
+        assert root_turns == ["long job"]
+        # the next input from its user ends that
+        assert await boss.prompt("hello") == "root answer"
+        await other.call_tool("agent", {"action": "send", "target": "boss", "message": "now"})
+        await until(lambda: len(root_turns) == 3)
+
+
+async def test_clearing_the_users_queue_leaves_other_agents_messages_queued(home, work, script):
+    release = asyncio.Event()
+    root_turns = []
+
+    async def root_handler(call):
+        root_turns.append(user_texts(call)[-1])
+        await release.wait()
+        return "ok"
+
+    script.on("boss", root_handler)
+    async with runtime(home, script) as rt:
+        boss = await rt.open_root(cwd=work, name="boss")
+        other = await rt.open_root(cwd=work, name="other")
+        boss.send("first")
+        await until(lambda: root_turns)
+        boss.send("mine")
+        await other.call_tool("agent", {"action": "send", "target": "boss", "message": "theirs"})
+        cleared = boss.clear_queue()
+        assert [i.text for i in cleared] == ["mine"]
+        assert [i.text for i in boss.loop.queued_inputs()] == ["theirs"]
+        release.set()
+        await until(lambda: len(root_turns) == 2)
+        assert root_turns[1].endswith("theirs\n</agent-message>")
+
+
+async def test_manual_compaction_summarises_older_context(home, work, script):
+    def root(call):
+        if "summar" in call.system_prompt.lower():
+            return "## Goal\nthe summary"
+        return "answer " + "x" * 400
+
+    script.on(None, root)
+    settings = {"compaction": {"keepRecentTokens": 50}}
+    async with piagents.Runtime(home=home, model=FunctionModel(script), settings=settings) as rt:
+        r = await rt.open_root(cwd=work)
+        for i in range(4):
+            await r.prompt(f"question {i} " + "y" * 400)
+        entry = await r.compact()
+        assert entry is not None and "the summary" in entry.summary
+        ctx = r.session.context()
+        assert "the summary" in ctx[0].text and len(ctx) < 8

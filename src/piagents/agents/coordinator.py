@@ -777,15 +777,17 @@ class Coordinator:
         return self.accept(None, agent, text, delivery)
 
     async def user_stop(self, agent: Agent) -> list[Input]:
-        """The user stops the turn: the user's queued inputs come back; other Agents'
-        messages stay queued and, like later ones, only add to the conversation."""
+        """The user stops the turn. For a root, the user's queued inputs come back and
+        other Agents' messages, queued or later, only add to the conversation until
+        the user's next input; an owned Agent is aborted as `abort` does."""
         marks = self.marks.setdefault(agent.id, AgentMarks())
-        result = await agent.loop.abort(
-            self.abort_timeout, which=lambda i: i.meta.get("sender") is None
-        )
         marks.stopped = True
-        for inp in agent.loop.withdraw_queued(lambda i: i.meta.get("sender") is not None):
-            agent.loop.submit(replace(inp, delivery="write", id=new_id()))
+        if agent.session.record.is_root:
+            for inp in agent.loop.withdraw_queued(lambda i: i.meta.get("sender") is not None):
+                agent.loop.submit(replace(inp, delivery="write", id=new_id()))
+            result = await agent.loop.abort(self.abort_timeout, which=_from_user)
+        else:
+            result = await agent.loop.abort(self.abort_timeout)
         return list(result.withdrawn)
 
     # ---- forks ---------------------------------------------------------------------------
@@ -794,6 +796,10 @@ class Coordinator:
     def fork_entries(caller: Agent) -> list[MessageEntry]:
         """A snapshot of the caller's conversation as the child's first entries."""
         return [MessageEntry(m) for m in build_context(caller.session.entries)]
+
+
+def _from_user(inp: Input) -> bool:
+    return inp.meta.get("sender") is None
 
 
 def _meta_matches(s: SessionRecord, shorts: dict[str, str], groups: list[list[str]]) -> bool:
