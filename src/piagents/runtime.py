@@ -18,6 +18,7 @@ from piagents.ai.faux import FunctionModel
 from piagents.ai.models import ModelRef, ThinkingLevel, model_info, parse_thinking_level
 from piagents.ai.registry import ProviderConfigError, ProviderRegistry
 from piagents.config import Settings, default_home, load_settings
+from piagents.extensions import load_extensions
 from piagents.harness.compaction import auto_compaction
 from piagents.harness.loop import AgentLoop, LoopConfig, LoopHooks
 from piagents.harness.session import Session
@@ -77,10 +78,14 @@ class Runtime:
         # `pi-agents serve` process (the command line).
         self.wake_in_process = True
         self.mailbox: Mailbox | None = None
+        self._extensions: list[Tool] | None = None
+        self.extension_warnings: list[str] = []
 
     @property
     def warnings(self) -> tuple[str, ...]:
-        return self.settings.warnings
+        """Problems with settings and extensions, to show at startup."""
+        self._extension_tools()
+        return (*self.settings.warnings, *self.extension_warnings)
 
     @property
     def store(self) -> Store:
@@ -329,11 +334,25 @@ class Runtime:
             self._background.add(agent.id)
 
     def tools_for(self, agent: Agent) -> list[Tool]:
-        tools: list[Tool] = [*builtin_tools(), AgentTool(self.coordinator, agent)]
+        tools: list[Tool] = [
+            *builtin_tools(),
+            AgentTool(self.coordinator, agent),
+            *self._extension_tools(),
+        ]
         if self.tool_names is not None:
             wanted = set(self.tool_names)
             tools = [t for t in tools if t.name in wanted]
+        owner = self.agents.get(agent.session.record.owner_id or "")
+        if owner is not None:  # an owned Agent can use only tools its owner can use
+            tools = [t for t in tools if t.name in owner.loop.tools]
         return tools
+
+    def _extension_tools(self) -> list[Tool]:
+        if self._extensions is None:
+            tools, warnings = load_extensions(self.settings.agents.extensions, self.home)
+            self._extensions = tools
+            self.extension_warnings = warnings
+        return list(self._extensions)
 
     def system_prompt(self, session: Session, tools: list[Tool]) -> str:
         cwd = Path(session.record.cwd)
