@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +24,9 @@ REQUIRED: dict[str, tuple[str, ...]] = {
 }
 
 
+@functools.cache
 def parameters() -> dict[str, Any]:
+    """The JSON schema of the tool's arguments (one shared, read-only object)."""
     d = texts.PARAMETER_DESCRIPTIONS
     string_or_list = {
         "anyOf": [

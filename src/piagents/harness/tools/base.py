@@ -51,12 +51,23 @@ def spec_of(tool: Tool) -> ToolSpec:
     return ToolSpec(tool.name, tool.description, tool.parameters)
 
 
+_validators: dict[int, tuple[dict[str, Any], jsonschema.Draft202012Validator]] = {}
+
+
+def _validator(schema: dict[str, Any]) -> jsonschema.Draft202012Validator:
+    """One compiled validator per schema object (tools keep theirs for life)."""
+    hit = _validators.get(id(schema))
+    if hit is None or hit[0] is not schema:
+        hit = (schema, jsonschema.Draft202012Validator(schema))
+        _validators[id(schema)] = hit
+    return hit[1]
+
+
 def validation_error(tool: Tool, args: Any) -> str | None:
     """A clear message naming the offending field, or None when `args` fit the schema."""
     if not isinstance(args, dict):
         return f"Invalid arguments for {tool.name}: expected an object, got {type(args).__name__}."
-    validator = jsonschema.Draft202012Validator(tool.parameters)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(args))
+    error = jsonschema.exceptions.best_match(_validator(tool.parameters).iter_errors(args))
     if error is None:
         return None
     where = ".".join(str(p) for p in error.absolute_path)
