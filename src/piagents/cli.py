@@ -73,8 +73,24 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+SUBCOMMANDS = ("serve", "sessions", "export")
+
+
+def _subcommand_first(args: list[str]) -> list[str]:
+    """`--home X sessions …` as `sessions … --home X`, so a command given after the
+    home is run, never sent to the model as a prompt."""
+    lead: list[str] = []
+    rest = args
+    while rest and (rest[0] == "--home" or rest[0].startswith("--home=")):
+        take = 1 if "=" in rest[0] else 2
+        lead, rest = lead + rest[:take], rest[take:]
+    if lead and rest and rest[0] in SUBCOMMANDS:
+        return [rest[0], *rest[1:], *lead]
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args_list = list(sys.argv[1:] if argv is None else argv)
+    args_list = _subcommand_first(list(sys.argv[1:] if argv is None else argv))
     try:
         if args_list and args_list[0] == "serve":
             from piagents.serve import main as serve_main
@@ -161,6 +177,8 @@ def _export(argv: list[str]) -> int:
             export_jsonl(store, session_id, sys.stdout)
     except SessionNotFound as exc:
         raise CliError(str(exc)) from exc
+    except OSError as exc:
+        raise CliError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
     finally:
         store.close()
     return EXIT_OK
@@ -185,16 +203,17 @@ async def _run(args: argparse.Namespace) -> int:
 
     prompt = " ".join(args.messages).strip()
     if not prompt:
-        raise CliError(
-            'no prompt given: run `pi-agents -p "your prompt"` '
-            "(the interactive terminal UI is not available in this version)",
-            EXIT_USAGE,
-        )
+        if args.print_mode:
+            raise CliError('no prompt given: run `pi-agents -p "your prompt"`', EXIT_USAGE)
+        from piagents.tui.launch import run_interactive
+
+        return await run_interactive(args)
     tools = None
     if args.no_tools:
         tools = []
     elif args.tools:
         tools = [t.strip() for t in args.tools.split(",") if t.strip()]
+        _check_tool_names(tools)
     try:
         runtime = Runtime(
             _home(args.home),
@@ -230,6 +249,18 @@ async def _run(args: argparse.Namespace) -> int:
     raise failure
 
 
+def _check_tool_names(names: list[str]) -> None:
+    from piagents.harness.tools import BUILTIN_TOOL_NAMES
+
+    known = (*BUILTIN_TOOL_NAMES, "agent")
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise CliError(
+            f"unknown tool {', '.join(unknown)} in --tools; known tools: {', '.join(known)}",
+            EXIT_USAGE,
+        )
+
+
 async def _open(runtime: Runtime, args: argparse.Namespace) -> Any:
     from piagents.ai.models import ModelRef
 
@@ -239,16 +270,28 @@ async def _open(runtime: Runtime, args: argparse.Namespace) -> Any:
     elif args.continue_:
         session = runtime.latest_session(Path.cwd())
     model = args.model or (None if session else runtime.default_model)
-    if model:
+    ref = ModelRef.parse(model) if model else None
+    if ref is not None:
         # An unknown provider or a missing key fails here, before a session is recorded.
-        runtime.providers.resolve(ModelRef.parse(model))
-    return await runtime.open_root(
+        runtime.providers.resolve(ref)
+    # --thinking, else a level in --model (`…:high`), else the session's own.
+    thinking = args.thinking or (ref.thinking if ref is not None and args.model else None)
+    root = await runtime.open_root(
         Path.cwd(),
         session=session,
         model=args.model if session else None,
-        thinking=args.thinking,
+        thinking=thinking,
         agent_api=args.agent_api,
     )
+    if session is not None:
+        # Switching model or thinking level in a resumed session is recorded in it,
+        # so `sessions` shows it and a later --continue keeps it.
+        record = root.session.record
+        if str(root.model) != record.model:
+            root.set_model(str(root.model))
+        if root.thinking != record.thinking:
+            root.set_thinking(root.thinking)
+    return root
 
 
 async def _run_json(root: Any, prompt: str) -> int:

@@ -8,6 +8,7 @@ as it is.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -97,7 +98,12 @@ class _Reader:
         if key not in raw:
             return default
         value = raw[key]
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or value < 0
+        ):
             self.warn(path, f"expected a non-negative number, got {json.dumps(value)}")
             return default
         return float(value)
@@ -318,11 +324,17 @@ def merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
 def read_settings_file(path: Path) -> tuple[dict[str, Any], list[str]]:
     """The raw settings object and any warning; a missing file is an empty object."""
     try:
-        text = path.read_text(encoding="utf-8")
+        # utf-8-sig: a byte order mark (some editors write one) is not an error.
+        text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         return {}, []
     except OSError as exc:
         return {}, [f"{path}: cannot read ({exc.strerror}); using the defaults."]
+    except UnicodeDecodeError as exc:
+        return {}, [
+            f"{path}: not UTF-8 text (byte {exc.start}); using the defaults. "
+            "The file was left as it is."
+        ]
     try:
         raw = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as exc:

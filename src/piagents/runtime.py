@@ -116,11 +116,18 @@ class Runtime:
                 await self.mailbox.close()
             await self.close_agents()
         finally:
-            assert self._tg is not None
-            await self._tg.__aexit__(exc_type, exc, tb)
-            if self.holder is not None:
-                lease.retire(self.holder)
-            self.store.close()
+            try:
+                assert self._tg is not None
+                # The body's own error comes out as itself, not wrapped in an
+                # ExceptionGroup: the group only learns of cancellation.
+                if isinstance(exc, asyncio.CancelledError):
+                    await self._tg.__aexit__(exc_type, exc, tb)
+                else:
+                    await self._tg.__aexit__(None, None, None)
+            finally:
+                if self.holder is not None:
+                    lease.retire(self.holder)
+                self.store.close()
 
     async def close_agents(self) -> None:
         """Take every Agent offline, owned ones bottom-up before their roots."""
@@ -222,7 +229,13 @@ class Runtime:
                 "No model configured: pass --model provider/modelId or set defaultModel "
                 "in settings.json."
             )
+        if model is not None and str(ref) != session.record.model:
+            session.set_model(str(ref))  # a model chosen at reopen is kept with the session
+        if thinking is None and model is not None and ref.thinking is not None:
+            thinking = ref.thinking  # `provider/model:level` chosen now beats the saved level
         level = self._thinking(thinking or session.record.thinking, ref)
+        if level != session.record.thinking:
+            session.set_thinking(level)
         assert self._tg is not None
         loop = AgentLoop(
             session,

@@ -193,3 +193,26 @@ def test_entries_are_stored_as_pi_style_json(store, tmp_path):
         "content": [{"type": "text", "text": "hi"}],
         "timestamp": body["message"]["timestamp"],
     }
+
+
+def test_a_store_from_the_first_schema_is_upgraded_in_place(tmp_path):
+    path = tmp_path / "store.db"
+    db = sqlite3.connect(path)
+    db.executescript(
+        "CREATE TABLE sessions (id TEXT PRIMARY KEY, cwd TEXT NOT NULL, name TEXT,"
+        " model TEXT NOT NULL DEFAULT '', thinking TEXT NOT NULL DEFAULT 'off', owner_id TEXT,"
+        " root_id TEXT, created INTEGER NOT NULL, updated INTEGER NOT NULL,"
+        " meta TEXT NOT NULL DEFAULT '{}', lease_pid INTEGER, lease_host TEXT,"
+        " lease_token TEXT, lease_started TEXT);"
+        "INSERT INTO sessions (id, cwd, created, updated) VALUES ('old', '/w', 1, 1);"
+        f"PRAGMA application_id = {0x70694147}; PRAGMA user_version = 1;"
+    )
+    db.close()
+    store = SQLiteStore(path)
+    try:
+        assert store.get_session("old").cwd == "/w"
+        store.append("old", [MessageEntry(UserMessage.of("hi"))])
+        assert store.latest_requests(["old"])["old"][1] == "hi"
+        assert store.inputs() == []
+    finally:
+        store.close()

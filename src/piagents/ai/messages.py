@@ -152,16 +152,45 @@ def content_to_json(c: AssistantContent | UserContent) -> dict[str, Any]:
 
 
 def content_from_json(d: dict[str, Any]) -> AssistantContent | UserContent:
+    """One content block from its JSON form; malformed input raises ValueError."""
+    d = _object(d, "content block")
     kind = d.get("type")
     if kind == "text":
-        return TextContent(str(d["text"]))
+        return TextContent(_string(d, "text"))
     if kind == "thinking":
-        return ThinkingContent(str(d["thinking"]), d.get("thinkingSignature"))
+        return ThinkingContent(_string(d, "thinking"), _optional_string(d, "thinkingSignature"))
     if kind == "image":
-        return ImageContent(str(d["data"]), str(d["mimeType"]))
+        return ImageContent(_string(d, "data"), _string(d, "mimeType"))
     if kind == "toolCall":
-        return ToolCall(str(d["name"]), dict(d.get("arguments") or {}), str(d.get("id", "")))
+        args = d.get("arguments")
+        if args is not None and not isinstance(args, dict):
+            raise ValueError(f"toolCall arguments must be an object, got {type(args).__name__}")
+        return ToolCall(_string(d, "name"), dict(args or {}), _string(d, "id", ""))
     raise ValueError(f"unknown content type {kind!r}")
+
+
+def _object(value: Any, what: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValueError(f"{what} must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _string(d: dict[str, Any], key: str, default: str | None = None) -> str:
+    value = d.get(key, default)
+    if not isinstance(value, str):
+        raise ValueError(f"{key!r} must be a string, got {value!r}")
+    return value
+
+
+def _optional_string(d: dict[str, Any], key: str) -> str | None:
+    return None if d.get(key) is None else _string(d, key)
+
+
+def _number(d: dict[str, Any], key: str, kind: type[int] | type[float]) -> Any:
+    value = d.get(key, 0)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{key!r} must be a number, got {value!r}")
+    return kind(value)
 
 
 def usage_to_json(u: Usage) -> dict[str, Any]:
@@ -176,14 +205,14 @@ def usage_to_json(u: Usage) -> dict[str, Any]:
 
 
 def usage_from_json(d: dict[str, Any]) -> Usage:
+    d = _object(d, "usage")
     cost = d.get("cost", 0.0)
-    total = cost.get("total", 0.0) if isinstance(cost, dict) else cost
     return Usage(
-        int(d.get("input", 0)),
-        int(d.get("output", 0)),
-        int(d.get("cacheRead", 0)),
-        int(d.get("cacheWrite", 0)),
-        float(total),
+        _number(d, "input", int),
+        _number(d, "output", int),
+        _number(d, "cacheRead", int),
+        _number(d, "cacheWrite", int),
+        _number(cost, "total", float) if isinstance(cost, dict) else _number(d, "cost", float),
     )
 
 
@@ -217,34 +246,42 @@ def message_to_json(m: Message) -> dict[str, Any]:
 
 
 def message_from_json(d: dict[str, Any]) -> Message:
+    """A message from its Pi-style JSON form; malformed input raises ValueError."""
+    d = _object(d, "message")
     role = d.get("role")
     raw = d.get("content", [])
     if isinstance(raw, str):
         raw = [{"type": "text", "text": raw}]
+    if not isinstance(raw, list):
+        raise ValueError(f"message content must be a list, got {type(raw).__name__}")
     content = tuple(content_from_json(c) for c in raw)
-    ts = int(d.get("timestamp", 0))
+    ts = _number(d, "timestamp", int)
     if role == "user":
         return UserMessage(_user_content(content), ts)
     if role == "assistant":
         stop = d.get("stopReason", "stop")
         if stop not in STOP_REASONS:
             raise ValueError(f"unknown stop reason {stop!r}")
+        usage = d.get("usage")
         return AssistantMessage(
             tuple(c for c in content if not isinstance(c, ImageContent)),
             stop,
-            usage_from_json(d.get("usage") or {}),
-            str(d.get("provider", "")),
-            str(d.get("model", "")),
-            d.get("errorMessage"),
+            usage_from_json(usage) if usage is not None else Usage(),
+            _string(d, "provider", ""),
+            _string(d, "model", ""),
+            _optional_string(d, "errorMessage"),
             ts,
         )
     if role == "toolResult":
+        is_error = d.get("isError", False)
+        if not isinstance(is_error, bool):
+            raise ValueError(f"'isError' must be true or false, got {is_error!r}")
         return ToolResultMessage(
-            str(d["toolCallId"]),
-            str(d.get("toolName", "")),
+            _string(d, "toolCallId"),
+            _string(d, "toolName", ""),
             _user_content(content),
             d.get("details"),
-            bool(d.get("isError", False)),
+            is_error,
             ts,
         )
     raise ValueError(f"unknown message role {role!r}")

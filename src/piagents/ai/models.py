@@ -42,12 +42,14 @@ class ModelRef:
         """
         text = text.strip()
         provider, sep, rest = text.partition("/")
-        if not sep or not provider or not rest:
+        if not sep or not provider or not rest or any(c.isspace() for c in text):
             raise ValueError(f"model {text!r} must be given as provider/modelId")
         thinking: ThinkingLevel | None = None
         head, colon, tail = rest.rpartition(":")
-        if colon and head and tail in THINKING_LEVELS:
+        if colon and tail in THINKING_LEVELS:
             rest, thinking = head, tail
+        if not rest or rest.endswith((":", "/")):
+            raise ValueError(f"model {text!r} must be given as provider/modelId[:thinking]")
         return cls(provider, rest, thinking)
 
     def __str__(self) -> str:
@@ -82,9 +84,17 @@ _KNOWN: dict[str, ModelInfo] = {
 
 
 def model_info(ref: ModelRef) -> ModelInfo:
-    for name, info in _KNOWN.items():
-        if ref.model_id == name or ref.model_id.startswith(name + "-"):
+    """Facts of a known model: an exact id, else the longest known name that is
+    followed by `-` (dated or suffixed ids); ids routed through another vendor's
+    prefix (`openai/gpt-5` on a gateway) are matched by their last part too."""
+    for model_id in dict.fromkeys((ref.model_id, ref.model_id.rsplit("/", 1)[-1])):
+        info = _KNOWN.get(model_id)
+        if info is not None:
             return info
+        # Longest first, so gpt-4o-mini is never read as gpt-4o.
+        for name in sorted(_KNOWN, key=len, reverse=True):
+            if model_id.startswith(name + "-"):
+                return _KNOWN[name]
     return ModelInfo()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from dataclasses import dataclass
 from urllib.parse import urlparse
@@ -31,10 +32,19 @@ BUILTINS: dict[str, BuiltinProvider] = {
 
 
 def is_loopback(url: str | None) -> bool:
+    """Whether `url` names this machine (`localhost`, 127.0.0.0/8 or ::1)."""
     if not url:
         return False
-    host = urlparse(url).hostname or ""
-    return host in ("localhost", "::1") or host.startswith("127.")
+    try:
+        host = urlparse(url).hostname or ""
+    except ValueError:
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a name such as 127.example.com is not loopback
 
 
 class ProviderRegistry:
@@ -58,6 +68,10 @@ class ProviderRegistry:
                     return FunctionModel(load_route(ref.model_id), ref.model_id)
                 except ValueError as exc:
                     raise ProviderConfigError(str(exc)) from exc
+                except Exception as exc:  # the route's module failed while importing
+                    raise ProviderConfigError(
+                        f"cannot load faux model {ref.model_id!r}: {type(exc).__name__}: {exc}"
+                    ) from exc
             if self.function_model is None:
                 raise ProviderConfigError(
                     "the faux provider needs a route: use --model faux/<module>:<function>"
@@ -75,18 +89,26 @@ class ProviderRegistry:
                 )
             api = "openai-completions"  # a declared provider without api: OpenAI-compatible
         base_url = configured.base_url or (builtin.base_url if builtin else None)
-        key_env = configured.api_key_env or (builtin.api_key_env if builtin else None)
+        # A declared provider without apiKeyEnv reads <NAME>_API_KEY, the variable
+        # the error below names.
+        key_env = configured.api_key_env or (
+            builtin.api_key_env if builtin else default_key_env(ref.provider)
+        )
         api_key = configured.api_key or (os.environ.get(key_env) if key_env else None)
         if not api_key:
-            if is_loopback(base_url) or (builtin is not None and builtin.api_key_env is None):
+            if is_loopback(base_url) or key_env is None:
                 api_key = "not-needed"
             else:
-                variable = key_env or f"{ref.provider.upper().replace('-', '_')}_API_KEY"
                 raise ProviderConfigError(
                     f"No API key for provider {ref.provider}: set the environment variable "
-                    f"{variable} (or providers.{ref.provider}.apiKeyEnv in settings.json)."
+                    f"{key_env} (or providers.{ref.provider}.apiKeyEnv in settings.json)."
                 )
         return make_provider(api, ref.provider, base_url, api_key, configured.headers)
+
+
+def default_key_env(provider: str) -> str:
+    """`MY_SERVER_API_KEY` for a provider named `my-server`."""
+    return "".join(c if c.isalnum() else "_" for c in provider.upper()) + "_API_KEY"
 
 
 def make_provider(

@@ -94,6 +94,16 @@ CREATE INDEX IF NOT EXISTS entries_compaction ON entries(session_id, type, seq)
     WHERE type = 'compaction';
 """
 
+# Columns added since the first schema, so older stores are upgraded in place.
+_ADDED_COLUMNS: dict[str, list[tuple[str, str]]] = {
+    "sessions": [
+        ("latest_request", "TEXT"),
+        ("latest_request_at", "INTEGER"),
+        ("state", "TEXT NOT NULL DEFAULT 'idle'"),
+    ],
+    "inputs": [("delivered", "INTEGER NOT NULL DEFAULT 1"), ("rendered", "TEXT")],
+}
+
 T = TypeVar("T")
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -152,12 +162,34 @@ class SQLiteStore:
                 + f"PRAGMA user_version = {SCHEMA_VERSION};"
                 + "COMMIT;"
             )
+        else:
+            self._upgrade()
         version = db.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise StoreError(
                 f"{self.path} was written by a newer pi-agents (schema {version}); "
                 "upgrade pi-agents to use it."
             )
+
+    def _upgrade(self) -> None:
+        """Bring a store written by an earlier pi-agents up to this schema, in place."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for table, columns in _ADDED_COLUMNS.items():
+                have = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+                if not have:
+                    continue  # created below
+                for name, decl in columns:
+                    if name not in have:
+                        db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {decl}")
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
 
     # ---- helpers ---------------------------------------------------------------
 

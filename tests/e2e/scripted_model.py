@@ -1,0 +1,78 @@
+"""Routes for `pi-agents --model faux/scripted_model:<function>` in end-to-end tests.
+
+Each route is a plain function of one model call. Multi-step routes look at the
+tool results that follow the latest user message to know which step they are at.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+
+from piagents.testing import ModelCall, Reply, ToolCall
+
+
+def _since_last_user(call: ModelCall) -> list:
+    messages = list(call.messages)
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].role == "user":
+            return messages[i + 1 :]
+    return messages
+
+
+def _tool_results(call: ModelCall) -> list:
+    return [m for m in _since_last_user(call) if m.role == "toolResult"]
+
+
+def hello(call: ModelCall) -> str:
+    return "hello from the scripted model"
+
+
+def edit_files(call: ModelCall) -> str | Reply:
+    """write notes.txt, edit it, read it back, then answer with what was read."""
+    results = _tool_results(call)
+    steps = [
+        ToolCall("write", {"path": "notes.txt", "content": "alpha\nbeta\n"}),
+        ToolCall("edit", {"path": "notes.txt", "oldText": "beta", "newText": "gamma"}),
+        ToolCall("read", {"path": "notes.txt"}),
+    ]
+    if len(results) < len(steps):
+        return Reply(tool_calls=[steps[len(results)]])
+    return "final: " + results[-1].text.replace("\n", " | ")
+
+
+def shell(call: ModelCall) -> str | Reply:
+    """Run a shell command, then answer with the tool result it saw."""
+    results = _tool_results(call)
+    if not results:
+        return Reply(tool_calls=[ToolCall("bash", {"command": "echo hi > out.txt && ls"})])
+    return "saw: " + results[-1].text.strip()
+
+
+def history(call: ModelCall) -> str:
+    """Answer with the conversation so far as JSON: [[role, text], ...]."""
+    return json.dumps([[m.role, m.text] for m in call.messages])
+
+
+def offered_tools(call: ModelCall) -> str:
+    return "tools: " + ",".join(call.tools)
+
+
+def system_prompt(call: ModelCall) -> str:
+    return call.system_prompt
+
+
+def fail(call: ModelCall) -> Reply:
+    return Reply(text="boom", stop_reason="error")
+
+
+async def slow(call: ModelCall) -> str:
+    """Mark that the run started (file named by $SCRIPTED_STARTED), then sleep
+    $SCRIPTED_SLEEP seconds before answering."""
+    marker = os.environ.get("SCRIPTED_STARTED")
+    if marker:
+        Path(marker).write_text(str(os.getpid()), encoding="utf-8")
+    await asyncio.sleep(float(os.environ.get("SCRIPTED_SLEEP", "0")))
+    return "slept"

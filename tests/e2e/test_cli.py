@@ -1,0 +1,568 @@
+"""End-to-end: the installed `pi-agents` command, driven by a scripted model.
+
+Every test runs the real command in a subprocess with a temporary home and
+working directory; the model is a route of `scripted_model.py`
+(`--model faux/scripted_model:<function>`), found through PYTHONPATH.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import piagents
+
+E2E_DIR = Path(__file__).resolve().parent
+RUN_TIMEOUT = 30
+
+
+def pi_agents_command() -> list[str]:
+    """The installed console script of this interpreter, else `python -m piagents.cli`."""
+    beside = Path(sys.executable).parent / "pi-agents"
+    if beside.exists():
+        return [str(beside)]
+    found = shutil.which("pi-agents")
+    return [found] if found else [sys.executable, "-m", "piagents.cli"]
+
+
+def route(name: str) -> str:
+    return f"faux/scripted_model:{name}"
+
+
+@dataclass
+class Cli:
+    home: Path
+    cwd: Path
+    env: dict[str, str]
+
+    home_first: bool = False
+
+    def _argv(self, args: tuple[str, ...]) -> list[str]:
+        home = ["--home", str(self.home)]
+        if self.home_first:
+            return [*pi_agents_command(), *home, *args]
+        return [*pi_agents_command(), *args, *home]
+
+    def run(
+        self, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            self._argv(args),
+            cwd=cwd or self.cwd,
+            env={**self.env, **(env or {})},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT,
+        )
+
+    def start(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            self._argv(args),
+            cwd=self.cwd,
+            env={**self.env, **(env or {})},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def prompt(self, model: str, *args: str, **kw: object) -> subprocess.CompletedProcess[str]:
+        return self.run("--model", route(model), *args, **kw)  # type: ignore[arg-type]
+
+    def session_ids(self) -> list[str]:
+        out = self.run("sessions")
+        assert out.returncode == 0, out.stderr
+        return [line.split()[0] for line in out.stdout.splitlines()[1:]]
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Cli:
+    home, cwd = tmp_path / "home", tmp_path / "work"
+    cwd.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(E2E_DIR), os.environ.get("PYTHONPATH", "")) if p
+    )
+    env["PI_AGENTS_HOME"] = str(tmp_path / "not-the-home")
+    return Cli(home, cwd, env)
+
+
+def ok(result: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
+    assert result.returncode == 0, f"exit {result.returncode}\n{result.stderr}"
+    return result
+
+
+def failed(result: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
+    assert result.returncode != 0, result.stdout
+    assert "Traceback" not in result.stderr, result.stderr
+    return result
+
+
+def json_lines(text: str) -> list[dict[str, object]]:
+    return [json.loads(line) for line in text.splitlines()]
+
+
+# ---- tools ------------------------------------------------------------------
+
+
+def test_a_scripted_model_writes_edits_and_reads_a_file(cli: Cli) -> None:
+    result = ok(cli.prompt("edit_files", "-p", "make the notes"))
+
+    assert (cli.cwd / "notes.txt").read_text(encoding="utf-8") == "alpha\ngamma\n"
+    answer = result.stdout.strip()
+    assert answer.startswith("final: ")
+    assert "alpha" in answer and "gamma" in answer and "beta" not in answer
+
+
+def test_a_scripted_model_runs_a_shell_command_and_answers_with_its_output(cli: Cli) -> None:
+    result = ok(cli.prompt("shell", "-p", "run it"))
+
+    assert (cli.cwd / "out.txt").read_text(encoding="utf-8") == "hi\n"
+    assert result.stdout.strip() == "saw: out.txt"
+
+
+# ---- output modes -----------------------------------------------------------
+
+
+def test_json_mode_prints_a_session_line_then_one_event_per_line(cli: Cli) -> None:
+    result = ok(cli.prompt("shell", "--mode", "json", "-p", "run it"))
+
+    lines = json_lines(result.stdout)
+    first = lines[0]
+    assert first["type"] == "session"
+    assert first["cwd"] == str(cli.cwd.resolve())
+    assert first["model"] == route("shell")
+    assert first["id"] in cli.session_ids()
+    types = [line["type"] for line in lines[1:]]
+    assert "message" in types and "tool_start" in types
+    assert types[-1] == "run_end"
+    assert lines[-1]["status"] == "completed"
+    assert lines[-1]["answer"] == "saw: out.txt"
+    roles = [line["message"]["role"] for line in lines if line["type"] == "message"]  # type: ignore[index]
+    assert roles == ["user", "assistant", "toolResult", "assistant"]
+
+
+def test_version_prints_the_version_and_exits_zero(cli: Cli) -> None:
+    result = ok(cli.run("--version"))
+
+    assert result.stdout.strip() == f"pi-agents {piagents.__version__}"
+
+
+# ---- sessions ---------------------------------------------------------------
+
+
+def test_continue_resumes_the_latest_session_of_this_directory(cli: Cli, tmp_path: Path) -> None:
+    ok(cli.prompt("history", "-p", "first"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    ok(cli.prompt("history", "-p", "other directory", cwd=elsewhere))
+
+    result = ok(cli.prompt("history", "--continue", "-p", "second"))
+
+    seen = json.loads(result.stdout)
+    assert [role for role, _ in seen] == ["user", "assistant", "user"]
+    assert seen[0] == ["user", "first"]
+    assert seen[2] == ["user", "second"]
+    assert len(cli.session_ids()) == 2
+
+
+def test_continue_without_an_earlier_session_starts_a_new_one(cli: Cli) -> None:
+    result = ok(cli.prompt("history", "-c", "-p", "hello"))
+
+    assert json.loads(result.stdout) == [["user", "hello"]]
+    assert len(cli.session_ids()) == 1
+
+
+def test_session_flag_resumes_that_session_by_id_or_unique_prefix(cli: Cli) -> None:
+    first = ok(cli.prompt("history", "--mode", "json", "-p", "one"))
+    session_id = json_lines(first.stdout)[0]["id"]
+    assert isinstance(session_id, str)
+    ok(cli.prompt("history", "-p", "a newer session"))
+
+    by_id = ok(cli.prompt("history", "--session", session_id, "-p", "two"))
+    by_prefix = ok(cli.prompt("history", "--session", session_id[:8], "-p", "three"))
+
+    assert [text for role, text in json.loads(by_id.stdout) if role == "user"] == ["one", "two"]
+    assert [text for role, text in json.loads(by_prefix.stdout) if role == "user"] == [
+        "one",
+        "two",
+        "three",
+    ]
+
+
+def test_an_unknown_session_id_is_a_clear_error(cli: Cli) -> None:
+    ok(cli.prompt("hello", "-p", "hi"))
+
+    result = failed(cli.prompt("hello", "--session", "no-such-session", "-p", "hi"))
+
+    assert "No session matches 'no-such-session'" in result.stderr
+
+
+def test_sessions_lists_each_session_with_its_id_cwd_and_model(cli: Cli) -> None:
+    result = ok(cli.prompt("hello", "--mode", "json", "-p", "hi"))
+    session_id = json_lines(result.stdout)[0]["id"]
+
+    listing = ok(cli.run("sessions")).stdout.splitlines()
+
+    assert listing[0].split() == ["ID", "NAME", "UPDATED", "MODEL", "CWD"]
+    assert len(listing) == 2
+    row = listing[1]
+    assert row.split()[0] == session_id
+    assert route("hello") in row.split()
+    assert row.endswith(str(cli.cwd.resolve()))
+
+
+def test_sessions_on_an_empty_home_says_so(cli: Cli) -> None:
+    assert ok(cli.run("sessions")).stdout.strip() == "No sessions."
+
+
+def test_export_prints_the_session_as_pi_style_jsonl(cli: Cli) -> None:
+    result = ok(cli.prompt("shell", "--mode", "json", "-p", "run it"))
+    session_id = json_lines(result.stdout)[0]["id"]
+    assert isinstance(session_id, str)
+
+    exported = json_lines(ok(cli.run("export", session_id)).stdout)
+
+    header, entries = exported[0], exported[1:]
+    assert header["type"] == "session"
+    assert header["id"] == session_id
+    assert header["cwd"] == str(cli.cwd.resolve())
+    assert header["model"] == route("shell")
+    assert all(e["type"] == "message" for e in entries)
+    assert [e["message"]["role"] for e in entries] == [  # type: ignore[index]
+        "user",
+        "assistant",
+        "toolResult",
+        "assistant",
+    ]
+    assert entries[0]["parentId"] is None
+    for parent, child in itertools.pairwise(entries):
+        assert child["parentId"] == parent["id"]
+    tool_call = entries[1]["message"]["content"][0]  # type: ignore[index]
+    assert tool_call["type"] == "toolCall" and tool_call["name"] == "bash"
+
+
+def test_export_to_a_file_writes_the_same_lines(cli: Cli, tmp_path: Path) -> None:
+    result = ok(cli.prompt("hello", "--mode", "json", "-p", "hi"))
+    session_id = json_lines(result.stdout)[0]["id"]
+    assert isinstance(session_id, str)
+    target = tmp_path / "s.jsonl"
+
+    written = ok(cli.run("export", session_id[:8], "-o", str(target)))
+
+    assert written.stdout == ""
+    assert session_id in written.stderr
+    assert target.read_text(encoding="utf-8") == ok(cli.run("export", session_id)).stdout
+
+
+def test_home_may_come_before_the_sessions_and_export_commands(cli: Cli) -> None:
+    result = ok(cli.prompt("hello", "--mode", "json", "-p", "hi"))
+    session_id = json_lines(result.stdout)[0]["id"]
+    assert isinstance(session_id, str)
+    cli.home_first = True
+
+    listing = ok(cli.run("sessions"))
+    exported = ok(cli.run("export", session_id))
+
+    assert session_id in listing.stdout
+    assert json_lines(exported.stdout)[0]["id"] == session_id
+    assert len(cli.session_ids()) == 1  # neither word went to the model as a prompt
+
+
+def test_export_to_an_unwritable_path_fails_clearly(cli: Cli, tmp_path: Path) -> None:
+    result = ok(cli.prompt("hello", "--mode", "json", "-p", "hi"))
+    session_id = json_lines(result.stdout)[0]["id"]
+    assert isinstance(session_id, str)
+    target = tmp_path / "no" / "such" / "dir" / "s.jsonl"
+
+    failed_export = failed(cli.run("export", session_id, "-o", str(target)))
+
+    assert str(target) in failed_export.stderr
+
+
+def test_a_model_given_when_continuing_is_recorded_in_the_session(cli: Cli) -> None:
+    ok(cli.prompt("history", "-p", "first"))
+
+    switched = ok(cli.run("--model", route("hello") + ":high", "--continue", "-p", "second"))
+    kept = ok(cli.run("--continue", "-p", "third"))
+
+    assert switched.stdout.strip() == "hello from the scripted model"
+    assert kept.stdout.strip() == "hello from the scripted model"
+    (session_id,) = cli.session_ids()
+    header = json_lines(ok(cli.run("export", session_id)).stdout)[0]
+    assert (header["model"], header["thinkingLevel"]) == (route("hello"), "high")
+    assert route("hello") in ok(cli.run("sessions")).stdout
+
+
+def test_exported_entry_timestamps_have_millisecond_precision_like_pi(cli: Cli) -> None:
+    result = ok(cli.prompt("hello", "--mode", "json", "-p", "hi"))
+    session_id = json_lines(result.stdout)[0]["id"]
+    assert isinstance(session_id, str)
+
+    exported = json_lines(ok(cli.run("export", session_id)).stdout)
+
+    for line in exported:
+        stamp = str(line["timestamp"])
+        assert stamp.endswith("Z") and len(stamp.split(".")[-1]) == 4, stamp
+
+
+def test_export_of_an_unknown_session_fails_clearly(cli: Cli) -> None:
+    result = failed(cli.run("export", "nope"))
+
+    assert "No session matches 'nope'" in result.stderr
+
+
+# ---- what the model is offered -----------------------------------------------
+
+
+def test_all_built_in_tools_and_agent_are_offered_by_default(cli: Cli) -> None:
+    result = ok(cli.prompt("offered_tools", "-p", "which?"))
+
+    offered = result.stdout.strip().removeprefix("tools: ").split(",")
+    assert sorted(offered) == sorted(
+        ["read", "write", "edit", "bash", "grep", "find", "ls", "agent"]
+    )
+
+
+def test_no_tools_offers_nothing(cli: Cli) -> None:
+    result = ok(cli.prompt("offered_tools", "--no-tools", "-p", "which?"))
+
+    assert result.stdout.strip() == "tools:"
+
+
+def test_tools_flag_offers_only_the_listed_tools(cli: Cli) -> None:
+    result = ok(cli.prompt("offered_tools", "--tools", "read,ls", "-p", "which?"))
+
+    assert sorted(result.stdout.strip().removeprefix("tools: ").split(",")) == ["ls", "read"]
+
+
+def test_an_unknown_tool_name_is_a_usage_error_listing_the_known_ones(cli: Cli) -> None:
+    result = failed(cli.prompt("offered_tools", "--tools", "read,reed", "-p", "which?"))
+
+    assert result.returncode == 2
+    assert "reed" in result.stderr and "grep" in result.stderr
+    assert cli.session_ids() == []
+
+
+def test_system_prompt_replaces_the_default_one(cli: Cli) -> None:
+    default = ok(cli.prompt("system_prompt", "-p", "x")).stdout
+    custom = ok(cli.prompt("system_prompt", "--system-prompt", "You are TEST-BOT.", "-p", "x"))
+
+    assert custom.stdout.startswith("You are TEST-BOT.")
+    assert "You are TEST-BOT." not in default
+    assert default.split("\n")[0] not in custom.stdout
+
+
+def test_append_system_prompt_adds_to_the_default_one(cli: Cli) -> None:
+    default = ok(cli.prompt("system_prompt", "-p", "x")).stdout
+    appended = ok(cli.prompt("system_prompt", "--append-system-prompt", "EXTRA-RULE", "-p", "x"))
+
+    assert "EXTRA-RULE" in appended.stdout
+    assert "EXTRA-RULE" not in default
+    assert appended.stdout.split("\n")[0] == default.split("\n")[0]
+
+
+def test_system_prompt_and_append_system_prompt_combine(cli: Cli) -> None:
+    result = ok(
+        cli.prompt(
+            "system_prompt",
+            "--system-prompt",
+            "You are TEST-BOT.",
+            "--append-system-prompt",
+            "EXTRA-RULE",
+            "-p",
+            "x",
+        )
+    )
+
+    assert result.stdout.startswith("You are TEST-BOT.")
+    assert "EXTRA-RULE" in result.stdout
+
+
+# ---- failures ---------------------------------------------------------------
+
+
+def test_an_unknown_provider_fails_with_the_reason_on_stderr(cli: Cli) -> None:
+    result = failed(cli.run("--model", "nosuch/model-1", "-p", "hi"))
+
+    assert 'Unknown provider "nosuch"' in result.stderr
+    assert "openai" in result.stderr and "anthropic" in result.stderr
+    assert result.stdout == ""
+
+
+def test_openai_without_a_key_fails_naming_openai_api_key(cli: Cli) -> None:
+    result = failed(cli.run("--model", "openai/gpt-5", "-p", "hi"))
+
+    assert "OPENAI_API_KEY" in result.stderr
+
+
+def test_a_model_that_fails_makes_a_non_zero_exit_with_its_error_on_stderr(cli: Cli) -> None:
+    result = failed(cli.prompt("fail", "-p", "hi"))
+
+    assert "boom" in result.stderr
+    assert "boom" not in result.stdout
+
+
+def test_a_failed_run_in_json_mode_exits_non_zero_and_reports_it(cli: Cli) -> None:
+    result = cli.prompt("fail", "--mode", "json", "-p", "hi")
+
+    assert result.returncode != 0
+    last = json_lines(result.stdout)[-1]
+    assert last["type"] == "run_end" and last["status"] == "failed"
+    assert "boom" in str(last["answer"])
+
+
+def test_a_missing_prompt_is_a_usage_error(cli: Cli) -> None:
+    result = failed(cli.prompt("hello", "-p"))
+
+    assert result.returncode == 2
+    assert "no prompt" in result.stderr
+
+
+def test_a_route_that_cannot_be_imported_is_a_clear_error(cli: Cli) -> None:
+    result = failed(cli.run("--model", "faux/no_such_module_here:route", "-p", "hi"))
+
+    assert "no_such_module_here" in result.stderr
+
+
+def test_a_failing_model_choice_records_no_session(cli: Cli) -> None:
+    failed(cli.run("--model", "nosuch/model-1", "-p", "hi"))
+
+    assert cli.session_ids() == []
+
+
+@pytest.mark.parametrize(
+    ("content", "named"),
+    [
+        pytest.param(b'{"defaultThinkingLevel": "low",,}', "invalid JSON", id="invalid-json"),
+        pytest.param(b'{"bogusSetting": 1}\n', "bogusSetting", id="unknown-key"),
+        pytest.param(
+            b'{"retry": {"maxRetries": "many"}, "pi-agents": {"maxConcurrent": 0}}',
+            "retry.maxRetries",
+            id="bad-value",
+        ),
+        pytest.param(b"[1, 2, 3]", "expected a JSON object", id="not-an-object"),
+    ],
+)
+def test_a_broken_settings_file_warns_and_the_run_still_works(
+    cli: Cli, content: bytes, named: str
+) -> None:
+    cli.home.mkdir()
+    settings = cli.home / "settings.json"
+    settings.write_bytes(content)
+
+    result = ok(cli.prompt("hello", "-p", "hi"))
+
+    assert result.stdout.strip() == "hello from the scripted model"
+    warnings = [line for line in result.stderr.splitlines() if "warning" in line]
+    assert warnings, result.stderr
+    assert any(str(settings) in w and named in w for w in warnings), result.stderr
+    assert settings.read_bytes() == content
+
+
+def test_settings_default_model_is_used_when_no_model_is_given(cli: Cli) -> None:
+    cli.home.mkdir()
+    (cli.home / "settings.json").write_text(json.dumps({"defaultModel": route("hello")}))
+
+    result = ok(cli.run("-p", "hi"))
+
+    assert result.stdout.strip() == "hello from the scripted model"
+    assert result.stderr == ""
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        pytest.param(b"this is not a database at all\n" * 20, id="text"),
+        pytest.param(b"SQLite format 3\x00" + bytes(range(256)) * 16, id="damaged-sqlite"),
+    ],
+)
+@pytest.mark.parametrize("command", ["prompt", "sessions", "export"])
+def test_a_corrupt_store_is_a_clear_error_and_is_left_untouched(
+    cli: Cli, content: bytes, command: str
+) -> None:
+    cli.home.mkdir()
+    store = cli.home / "store.db"
+    store.write_bytes(content)
+    argv = {
+        "prompt": ["--model", route("hello"), "-p", "hi"],
+        "sessions": ["sessions"],
+        "export": ["export", "abc"],
+    }[command]
+
+    result = failed(cli.run(*argv))
+
+    assert str(store) in result.stderr
+    assert "untouched" in result.stderr
+    assert store.read_bytes() == content
+    assert sorted(p.name for p in cli.home.iterdir()) == ["store.db"]
+
+
+# ---- the session lease -------------------------------------------------------
+
+
+@pytest.fixture
+def holder(cli: Cli, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """A `pi-agents` process in the middle of a slow turn, and its session id."""
+    started = tmp_path / "started"
+    proc = cli.start(
+        "--model",
+        route("slow"),
+        "--mode",
+        "json",
+        "-p",
+        "take your time",
+        env={"SCRIPTED_SLEEP": "60", "SCRIPTED_STARTED": str(started)},
+    )
+    try:
+        deadline = time.monotonic() + RUN_TIMEOUT
+        while not started.exists():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the slow route never started"
+            time.sleep(0.05)
+        assert proc.stdout is not None
+        session_line = json.loads(proc.stdout.readline())
+        assert session_line["type"] == "session"
+        yield proc, session_line["id"]
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=RUN_TIMEOUT)
+
+
+def test_a_session_held_by_a_running_process_cannot_be_opened_by_another(
+    cli: Cli, holder: tuple[subprocess.Popen[str], str]
+) -> None:
+    proc, session_id = holder
+
+    result = failed(cli.prompt("hello", "--session", session_id, "-p", "me too"))
+
+    assert f"pid {proc.pid}" in result.stderr
+    assert socket.gethostname() in result.stderr
+    assert session_id in result.stderr
+
+
+def test_a_session_whose_holder_died_can_be_opened_again(
+    cli: Cli, holder: tuple[subprocess.Popen[str], str]
+) -> None:
+    proc, session_id = holder
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=RUN_TIMEOUT)
+
+    result = ok(cli.prompt("history", "--session", session_id, "-p", "after the crash"))
+
+    users = [text for role, text in json.loads(result.stdout) if role == "user"]
+    assert users == ["take your time", "after the crash"]

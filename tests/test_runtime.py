@@ -1,0 +1,467 @@
+"""The in-process SDK contract (../shared/SDK-CONTRACT.md) of `piagents.Runtime`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import piagents
+from piagents.store.base import SessionInUse, SessionNotFound
+from piagents.store.sqlite import SQLiteStore
+from piagents.testing import FunctionModel, Message, ModelCall, Reply, ToolCall
+
+BUILT_IN_TOOLS = {"read", "write", "edit", "bash", "grep", "find", "ls"}
+
+
+class Recorder:
+    """A route that records every call and answers with a fixed text."""
+
+    def __init__(self, answer: str = "the answer") -> None:
+        self.answer = answer
+        self.calls: list[ModelCall] = []
+
+    def __call__(self, call: ModelCall) -> str:
+        self.calls.append(call)
+        return self.answer
+
+
+def lease_columns(home: Path, session_id: str) -> tuple[Any, ...]:
+    """The lease as written in the database file, read with a connection of our own."""
+    with sqlite3.connect(home / "store.db") as db:
+        row = db.execute(
+            "SELECT lease_pid, lease_host, lease_token FROM sessions WHERE id = ?", (session_id,)
+        ).fetchone()
+    assert row is not None
+    return tuple(row)
+
+
+# ---- opening and prompting ------------------------------------------------------
+
+
+@pytest.mark.parametrize("as_str", [True, False], ids=["str", "Path"])
+async def test_home_and_cwd_may_be_given_as_str_or_path(
+    home: Path, work: Path, as_str: bool
+) -> None:
+    h: str | Path = str(home) if as_str else home
+    w: str | Path = str(work) if as_str else work
+
+    async with piagents.Runtime(home=h, model=FunctionModel(lambda call: "hi")) as rt:
+        root = await rt.open_root(cwd=w)
+        assert await root.prompt("hello") == "hi"
+
+    assert root.cwd == str(work.resolve())
+    assert (home / "store.db").exists()
+
+
+async def test_open_root_records_the_root_in_the_store_at_once(home: Path, work: Path) -> None:
+    async with piagents.Runtime(home=home, model=FunctionModel(Recorder())) as rt:
+        root = await rt.open_root(cwd=work, name="boss")
+
+        other = SQLiteStore(home / "store.db")
+        try:
+            record = other.get_session(root.id)
+        finally:
+            other.close()
+
+    assert isinstance(root.id, str) and len(root.id) >= 32
+    assert record is not None
+    assert record.cwd == str(work.resolve())
+    assert record.name == "boss"
+    assert record.owner_id is None
+    assert record.model == "faux/function"
+
+
+async def test_prompt_returns_the_models_answer(home: Path, work: Path) -> None:
+    async with piagents.Runtime(home=home, model=FunctionModel(Recorder("42"))) as rt:
+        root = await rt.open_root(cwd=work)
+
+        assert await root.prompt("what is the answer?") == "42"
+
+
+async def test_an_async_route_answers_too(home: Path, work: Path) -> None:
+    async def route(call: ModelCall) -> str:
+        await asyncio.sleep(0)
+        return "async " + call.messages[-1].text
+
+    async with piagents.Runtime(home=home, model=FunctionModel(route)) as rt:
+        root = await rt.open_root(cwd=work)
+
+        assert await root.prompt("hi") == "async hi"
+
+
+async def test_a_route_that_reports_an_error_fails_the_prompt(home: Path, work: Path) -> None:
+    model = FunctionModel(lambda call: Reply(text="boom", stop_reason="error"))
+    async with piagents.Runtime(home=home, model=model) as rt:
+        root = await rt.open_root(cwd=work)
+
+        with pytest.raises(piagents.RunFailed, match="boom"):
+            await root.prompt("hi")
+
+
+async def test_a_route_that_raises_fails_the_prompt_without_crashing_the_runtime(
+    home: Path, work: Path
+) -> None:
+    def route(call: ModelCall) -> str:
+        if call.messages[-1].text == "crash":
+            raise RuntimeError("route bug")
+        return "fine"
+
+    async with piagents.Runtime(home=home, model=FunctionModel(route)) as rt:
+        root = await rt.open_root(cwd=work)
+
+        with pytest.raises(piagents.RunFailed, match="route bug"):
+            await root.prompt("crash")
+        assert await root.prompt("again") == "fine"
+
+
+async def test_the_model_can_call_tools_before_answering(home: Path, work: Path) -> None:
+    def route(call: ModelCall) -> str | Reply:
+        if call.messages[-1].role == "user":
+            return Reply(tool_calls=[ToolCall("write", {"path": "a.txt", "content": "A"})])
+        return "wrote: " + call.messages[-1].text
+
+    async with piagents.Runtime(home=home, model=FunctionModel(route)) as rt:
+        root = await rt.open_root(cwd=work)
+        answer = await root.prompt("write it")
+
+    assert (work / "a.txt").read_text() == "A"
+    assert answer.startswith("wrote: ")
+
+
+# ---- what the route sees -----------------------------------------------------------
+
+
+async def test_call_messages_exclude_the_system_prompt_and_run_oldest_first(
+    home: Path, work: Path
+) -> None:
+    rec = Recorder("ok")
+    async with piagents.Runtime(home=home, model=FunctionModel(rec)) as rt:
+        root = await rt.open_root(cwd=work)
+        await root.prompt("first")
+        await root.prompt("second")
+
+    last = rec.calls[-1]
+    assert [(m.role, m.text) for m in last.messages] == [
+        ("user", "first"),
+        ("assistant", "ok"),
+        ("user", "second"),
+    ]
+    assert last.system_prompt
+    assert all(last.system_prompt not in m.text for m in last.messages)
+    assert last.agent_id == root.id
+    assert last.agent_name is None
+    assert isinstance(last.aborted, asyncio.Event)
+
+
+async def test_messages_have_role_text_and_tool_calls(home: Path, work: Path) -> None:
+    seen: list[list[Message]] = []
+
+    def route(call: ModelCall) -> str | Reply:
+        seen.append(list(call.messages))
+        if len(call.messages) == 1:
+            return Reply(text="looking", tool_calls=[ToolCall("ls", {})])
+        return "done"
+
+    async with piagents.Runtime(home=home, model=FunctionModel(route)) as rt:
+        root = await rt.open_root(cwd=work)
+        await root.prompt("list")
+
+    user, assistant, result = seen[-1]
+    assert (user.role, user.text, user.tool_calls) == ("user", "list", [])
+    assert (assistant.role, assistant.text) == ("assistant", "looking")
+    assert [(c.name, c.args) for c in assistant.tool_calls] == [("ls", {})]
+    assert result.role == "toolResult" and result.tool_calls == []
+
+
+async def test_a_root_is_offered_the_seven_built_in_tools_and_agent(home: Path, work: Path) -> None:
+    rec = Recorder()
+    async with piagents.Runtime(home=home, model=FunctionModel(rec)) as rt:
+        root = await rt.open_root(cwd=work)
+        await root.prompt("hi")
+
+    assert len(rec.calls[0].tools) == 8
+    assert set(rec.calls[0].tools) == BUILT_IN_TOOLS | {"agent"}
+
+
+async def test_tools_narrow_what_a_root_is_offered(home: Path, work: Path) -> None:
+    rec = Recorder()
+    async with piagents.Runtime(home=home, model=FunctionModel(rec), tools=["read", "ls"]) as rt:
+        root = await rt.open_root(cwd=work)
+        await root.prompt("hi")
+        not_offered = await root.call_tool("bash", {"command": "echo no"})
+
+    assert sorted(rec.calls[0].tools) == ["ls", "read"]
+    assert not_offered.is_error
+
+
+async def test_the_system_prompt_can_be_replaced_and_extended(home: Path, work: Path) -> None:
+    rec = Recorder()
+    async with piagents.Runtime(
+        home=home,
+        model=FunctionModel(rec),
+        system_prompt="You are TEST-BOT.",
+        append_system_prompt="EXTRA-RULE",
+    ) as rt:
+        root = await rt.open_root(cwd=work)
+        await root.prompt("hi")
+
+    assert rec.calls[0].system_prompt.startswith("You are TEST-BOT.")
+    assert "EXTRA-RULE" in rec.calls[0].system_prompt
+
+
+# ---- call_tool -----------------------------------------------------------------------
+
+
+async def test_call_tool_runs_built_in_tools_as_the_model_would(home: Path, work: Path) -> None:
+    async with piagents.Runtime(home=home, model=FunctionModel(Recorder())) as rt:
+        root = await rt.open_root(cwd=work)
+        wrote = await root.call_tool("write", {"path": "sub/hello.txt", "content": "hi\n"})
+        listed = await root.call_tool("ls", {})
+        read = await root.call_tool("read", {"path": "sub/hello.txt"})
+        ran = await root.call_tool("bash", {"command": "cat sub/hello.txt && echo done"})
+
+    assert (work / "sub" / "hello.txt").read_text() == "hi\n"
+    for res in (wrote, listed, read, ran):
+        assert isinstance(res.text, str)
+        assert res.is_error is False
+        json.dumps(res.details)  # JSON-serialisable
+    assert "sub/" in listed.text
+    assert "hi" in read.text
+    assert "hi" in ran.text and "done" in ran.text
+
+
+async def test_call_tool_reports_a_failing_command_as_an_error(home: Path, work: Path) -> None:
+    async with piagents.Runtime(home=home, model=FunctionModel(Recorder())) as rt:
+        root = await rt.open_root(cwd=work)
+        res = await root.call_tool("bash", {"command": "echo oops >&2; exit 3"})
+
+    assert res.is_error
+    assert "oops" in res.text
+
+
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [
+        ("no_such_tool", {}),
+        ("read", {}),
+        ("read", {"path": 42}),
+        ("write", {"path": "x"}),
+        ("bash", {"command": "ls", "bogus": True}),
+        ("edit", {"path": "missing.txt", "oldText": "a", "newText": "b"}),
+        ("read", {"path": "does/not/exist.txt"}),
+        ("ls", None),
+        ("ls", ["."]),
+        ("agent", {}),
+        ("agent", {"action": "no-such-action"}),
+    ],
+)
+async def test_a_malformed_call_comes_back_as_an_error_and_never_raises(
+    home: Path, work: Path, name: str, args: Any
+) -> None:
+    async with piagents.Runtime(home=home, model=FunctionModel(Recorder())) as rt:
+        root = await rt.open_root(cwd=work)
+        res = await root.call_tool(name, args)
+
+    assert res.is_error is True
+    assert isinstance(res.text, str) and res.text
+
+
+# ---- sessions and leases -------------------------------------------------------------
+
+
+async def test_a_second_runtime_cannot_open_a_session_the_first_holds(
+    home: Path, work: Path
+) -> None:
+    async with piagents.Runtime(home=home, model=FunctionModel(Recorder())) as first:
+        root = await first.open_root(cwd=work)
+        async with piagents.Runtime(home=home, model=FunctionModel(Recorder())) as second:
+            with pytest.raises(SessionInUse) as info:
+                await second.open_root(session=root.id)
+
+    assert info.value.session_id == root.id
+    assert root.id in str(info.value)
+    assert f"pid {info.value.holder.pid}" in str(info.value)
+
+
+async def test_a_second_runtime_can_open_the_session_once_the_first_closes(
+    home: Path, work: Path
+) -> None:
+    rec = Recorder("two")
+    async with piagents.Runtime(home=home, model=FunctionModel(rec)) as second:
+        async with piagents.Runtime(home=home, model=FunctionModel(Recorder("one"))) as first:
+            root = await first.open_root(cwd=work)
+            await root.prompt("hello")
+            with pytest.raises(SessionInUse):
+                await second.open_root(session=root.id)
+
+        reopened = await second.open_root(session=root.id)
+        assert await reopened.prompt("again") == "two"
+
+    assert reopened.id == root.id
+    assert [m.text for m in rec.calls[0].messages] == ["hello", "one", "again"]
+
+
+async def test_reopening_a_session_continues_its_history(home: Path, work: Path) -> None:
+    async with piagents.Runtime(home=home, model=FunctionModel(Recorder("first answer"))) as rt:
+        root = await rt.open_root(cwd=work)
+        await root.prompt("first question")
+
+    rec = Recorder("second answer")
+    async with piagents.Runtime(home=str(home), model=FunctionModel(rec)) as rt:
+        again = await rt.open_root(session=root.id)
+        answer = await again.prompt("second question")
+
+    assert again.id == root.id
+    assert again.cwd == root.cwd
+    assert answer == "second answer"
+    assert [(m.role, m.text) for m in rec.calls[0].messages] == [
+        ("user", "first question"),
+        ("assistant", "first answer"),
+        ("user", "second question"),
+    ]
+
+
+async def test_opening_the_same_session_twice_in_one_runtime_gives_the_same_agent(
+    home: Path, work: Path
+) -> None:
+    async with piagents.Runtime(home=home, model=FunctionModel(Recorder())) as rt:
+        root = await rt.open_root(cwd=work)
+
+        assert await rt.open_root(session=root.id) is root
+
+
+async def test_opening_an_unknown_session_raises_session_not_found(home: Path) -> None:
+    async with piagents.Runtime(home=home, model=FunctionModel(Recorder())) as rt:
+        with pytest.raises(SessionNotFound):
+            await rt.open_root(session="no-such-session")
+
+
+async def test_a_root_holds_its_lease_while_open_and_closing_releases_it(
+    home: Path, work: Path
+) -> None:
+    async with piagents.Runtime(home=home, model=FunctionModel(Recorder())) as rt:
+        root = await rt.open_root(cwd=work)
+        await root.prompt("hi")
+        pid, host, token = lease_columns(home, root.id)
+        assert pid is not None and host and token
+
+    assert lease_columns(home, root.id) == (None, None, None)
+    store = SQLiteStore(home / "store.db")
+    try:
+        assert store.lease_of(root.id) is None
+    finally:
+        store.close()
+
+
+async def test_a_runtime_that_closes_while_a_turn_runs_releases_its_lease(
+    home: Path, work: Path
+) -> None:
+    started = asyncio.Event()
+
+    async def stuck(call: ModelCall) -> str:
+        started.set()
+        await asyncio.sleep(60)
+        return "never"
+
+    async with piagents.Runtime(
+        home=home, model=FunctionModel(stuck), settings={"pi-agents": {"abortTimeoutMs": 500}}
+    ) as rt:
+        root = await rt.open_root(cwd=work)
+        root.send("take your time")
+        await asyncio.wait_for(started.wait(), 5)
+
+    assert lease_columns(home, root.id) == (None, None, None)
+
+
+async def test_latest_session_is_the_newest_root_in_that_directory(
+    home: Path, work: Path, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    async with piagents.Runtime(home=home, model=FunctionModel(Recorder())) as rt:
+        older = await rt.open_root(cwd=work)
+        await older.prompt("old")
+        newer = await rt.open_root(cwd=work)
+        await newer.prompt("new")
+        other = await rt.open_root(cwd=elsewhere)
+        await other.prompt("elsewhere")
+
+        assert rt.latest_session(work) == newer.id
+        assert rt.latest_session(str(elsewhere)) == other.id
+        assert rt.latest_session(tmp_path) is None
+
+
+# ---- settings ------------------------------------------------------------------------
+
+
+async def test_settings_json_in_home_is_read_and_settings_merge_over_it(home: Path) -> None:
+    (home / "settings.json").write_text(
+        json.dumps(
+            {
+                "toolExecution": "sequential",
+                "pi-agents": {"maxConcurrent": 2, "maxOutstanding": 5, "abortTimeoutMs": 700},
+            }
+        )
+    )
+
+    rt = piagents.Runtime(
+        home=home,
+        model=FunctionModel(Recorder()),
+        settings={"pi-agents": {"maxConcurrent": 4}},
+    )
+
+    assert rt.warnings == ()
+    assert rt.settings.tool_execution == "sequential"
+    agents = rt.settings.agents
+    assert (agents.max_concurrent, agents.max_outstanding, agents.abort_timeout_ms) == (4, 5, 700)
+
+
+async def test_a_broken_settings_file_gives_warnings_not_errors(home: Path, work: Path) -> None:
+    path = home / "settings.json"
+    path.write_bytes(b'{"pi-agents": {"maxConcurrent": "many"}, "nope": 1}')
+
+    async with piagents.Runtime(home=home, model=FunctionModel(Recorder("ok"))) as rt:
+        root = await rt.open_root(cwd=work)
+        answer = await root.prompt("hi")
+
+    assert answer == "ok"
+    assert len(rt.warnings) == 2
+    assert all(str(path) in w for w in rt.warnings)
+    assert path.read_bytes() == b'{"pi-agents": {"maxConcurrent": "many"}, "nope": 1}'
+
+
+async def test_settings_default_model_is_used_without_a_model_argument(
+    home: Path, work: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "runtime_routes_default.py").write_text(
+        "def r(call):\n    return 'from settings'\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (home / "settings.json").write_text(
+        json.dumps({"defaultModel": "faux/runtime_routes_default:r"})
+    )
+
+    async with piagents.Runtime(home=home) as rt:
+        root = await rt.open_root(cwd=work)
+        answer = await root.prompt("hi")
+
+    assert answer == "from settings"
+    assert str(root.model) == "faux/runtime_routes_default:r"
+
+
+async def test_using_the_store_before_opening_the_runtime_is_a_clear_error(home: Path) -> None:
+    rt = piagents.Runtime(home=home, model=FunctionModel(Recorder()))
+
+    with pytest.raises(RuntimeError, match="async with"):
+        _ = rt.store
+
+
+async def test_an_error_raised_inside_async_with_comes_out_as_itself(home: Path) -> None:
+    with pytest.raises(KeyError):
+        async with piagents.Runtime(home=home, model=FunctionModel(Recorder())):
+            raise KeyError("mine")
