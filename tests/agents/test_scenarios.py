@@ -675,3 +675,42 @@ async def test_manual_compaction_summarises_older_context(home, work, script):
         assert entry is not None and "the summary" in entry.summary
         ctx = r.session.context()
         assert "the summary" in ctx[0].text and len(ctx) < 8
+
+
+async def test_history_returns_read_results_again_marked_as_history(home, work, script):
+    answers = iter(["first answer", "second answer"])
+    script.on("w", lambda call: next(answers))
+    script.on(None, lambda call: "root turn")
+    async with runtime(home, script) as rt:
+        root = await rt.open_root(cwd=work)
+        wid = (await spawn(root, "w")).details["id"]
+        assert (await root.call_tool("agent", {"action": "wait", "target": "w"})).text == (
+            "first answer"
+        )
+        await root.call_tool("agent", {"action": "send", "target": "w", "message": "again"})
+        res = await root.call_tool("agent", {"action": "wait", "target": "w", "history": 1})
+        assert res.text == (
+            f'<agent-result name="w" id="{wid[:8]}" status="completed" history="true">\n'
+            "first answer\n</agent-result>\n\n"
+            f'<agent-result name="w" id="{wid[:8]}" status="completed">\n'
+            "second answer\n</agent-result>"
+        )
+        assert [r["history"] for r in res.details["results"]] == [True, False]
+
+
+async def test_list_filters_by_state(home, work, script):
+    gate = Gate()
+    script.on("*", gate.handler)
+    script.on(None, lambda call: "root turn")
+    async with runtime(home, script) as rt:
+        root = await rt.open_root(cwd=work)
+        gate.release("done")
+        done = (await spawn(root, "done")).details["id"]
+        await until(lambda: rt.coordinator.state_of(done) == "idle")
+        busy = (await spawn(root, "busy")).details["id"]
+        await until(lambda: rt.coordinator.state_of(busy) == "running")
+        running = await root.call_tool("agent", {"action": "list", "state": "running"})
+        assert [a["id"] for a in running.details["agents"]] == [busy]
+        idle = await root.call_tool("agent", {"action": "list", "state": "idle"})
+        assert [a["id"] for a in idle.details["agents"]] == [done]
+        gate.release("busy")
