@@ -13,6 +13,7 @@ from piagents.agent import Agent
 from piagents.agents import texts
 from piagents.agents.coordinator import AgentCallError, Coordinator
 from piagents.agents.mailbox import Mailbox
+from piagents.agents.operations import fork_entries
 from piagents.agents.tool import AgentTool
 from piagents.ai.faux import FunctionModel
 from piagents.ai.models import ModelRef, ThinkingLevel, model_info, parse_thinking_level
@@ -284,7 +285,7 @@ class Runtime:
             root_id=record.root_id or record.id,
         )
         if fork:
-            entries = self.coordinator.fork_entries(owner)
+            entries = fork_entries(owner)
             if entries:
                 session.append(*entries)
         return self._load(session)

@@ -595,7 +595,7 @@ async def test_an_agent_gives_up_its_slot_while_it_waits_and_resumes_ahead_of_ne
         other_res = await spawn(root, "other")
         assert other_res.details["queued"] is True
         gate.release("helper")
-        await until(lambda: ("lead", 5) in order)
+        await until(lambda: ("lead", 5) in order and ("other", 0) in order)
         # lead took the slot back before "other", whose input had not started
         assert order.index(("lead", 5)) < order.index(("other", 0))
         await root.call_tool("agent", {"action": "wait", "timeout": 10})

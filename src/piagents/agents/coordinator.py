@@ -10,19 +10,14 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from piagents.agents import texts
 from piagents.agents.addressing import Candidate, resolve, short_ids
-from piagents.agents.listing import ListRow, excerpt, one_line, parse_query, render_page, unwrap
 from piagents.agents.mailbox import poke
 from piagents.agents.texts import Shown
-from piagents.agents.tree import AgentMarks, Tree, Waiter
-from piagents.agents.wait_output import ResultItem, render_wait
+from piagents.agents.tree import AgentMarks, Tree
 from piagents.ai.messages import TextContent, UserMessage
-from piagents.ai.models import ModelRef, parse_thinking_level
-from piagents.harness.context import build_context
 from piagents.harness.events import (
     Input,
     InputQueued,
@@ -35,7 +30,7 @@ from piagents.harness.events import (
 from piagents.harness.loop import AgentLoop
 from piagents.harness.tools.base import ToolResult
 from piagents.store.base import SessionInUse
-from piagents.store.records import InputRecord, MessageEntry, SessionRecord, new_id
+from piagents.store.records import InputRecord, SessionRecord, new_id
 
 if TYPE_CHECKING:
     from piagents.agent import Agent
@@ -496,281 +491,6 @@ class Coordinator:
         with contextlib.suppress(AgentCallError):
             self.accept(agent, owner, text, delivery, notification=True)
 
-    # ---- operations -------------------------------------------------------------------
-
-    async def spawn(self, caller: Agent, args: dict[str, Any]) -> ToolResult:
-        me = caller.session.record
-        name = args["name"]
-        message = args["message"]
-        for sibling in self.rt.store.list_sessions(owner_id=me.id):
-            if sibling.name == name:
-                return error(texts.name_taken(name, self.shown(sibling, me).short_id))
-        tree = self.tree(self.root_of(me))
-        if tree.outstanding >= self.max_outstanding:
-            return error(texts.input_rejected(tree.outstanding))
-        cwd = Path(args["cwd"]).expanduser() if args.get("cwd") else Path(me.cwd)
-        if not cwd.is_absolute():
-            cwd = Path(me.cwd) / cwd
-        cwd = cwd.resolve()
-        if not cwd.is_dir():
-            return error(texts.invalid(f"cwd {str(cwd)!r} is not a directory."))
-        model = args.get("model") or str(caller.loop.model)
-        try:
-            ref = ModelRef.parse(model)
-            self.rt.providers.resolve(ref)
-        except Exception as exc:
-            return error(texts.invalid(f"model {model!r}: {exc}"))
-        thinking = args.get("thinkingLevel") or ref.thinking or caller.loop.thinking
-        parse_thinking_level(thinking)
-        child = await self.rt.create_owned(
-            caller,
-            name=name,
-            cwd=str(cwd),
-            model=str(ref),
-            thinking=thinking,
-            fork=args.get("context") == "fork",
-        )
-        self.sessions_changed()
-        try:
-            accepted = self.accept(caller, child, message, "followUp")
-        except AgentCallError as exc:
-            return error(str(exc))
-        shown = self.shown(child.session.record, me)
-        text = texts.spawned(shown, self.max_concurrent if accepted.queued else None)
-        return ToolResult(text, {"id": child.id, "name": name, "queued": accepted.queued})
-
-    async def send(self, caller: Agent, args: dict[str, Any]) -> ToolResult:
-        me = caller.session.record
-        delivery = args.get("deliverAs", "followUp")
-        target = args["target"]
-        message = args["message"]
-        if isinstance(target, list) and delivery != "write":
-            return error(texts.invalid("`target` may be an array only for deliverAs='write'."))
-        targets = target if isinstance(target, list) else [target]
-        if not targets:
-            return error(texts.invalid("`target` must name at least one Agent."))
-        try:
-            records = [self.address(me, t) for t in targets]
-        except AgentCallError as exc:
-            return error(str(exc))
-        if any(r.id == me.id for r in records):
-            return error(texts.message_to_self())
-        if delivery == "write":
-            for r in records:
-                if r.id not in self.rt.agents and self._offline(r):
-                    return error(texts.write_to_offline(self.shown(r, me)))
-            shown = []
-            for r in records:
-                try:
-                    await self.deliver(caller, r, message, "write")
-                except AgentCallError as exc:
-                    return error(str(exc))
-                shown.append(self.shown(r, me))
-            return ToolResult(texts.write_accepted(shown), {"ids": [r.id for r in records]})
-        record = records[0]
-        try:
-            accepted = await self.deliver(caller, record, message, delivery)
-        except AgentCallError as exc:
-            return error(str(exc))
-        shown1 = self.shown(record, me)
-        text = texts.input_accepted(shown1, self.max_concurrent if accepted.queued else None)
-        return ToolResult(text, {"id": record.id, "queued": accepted.queued})
-
-    def _offline(self, record: SessionRecord) -> bool:
-        root = self.root_of(record)
-        if root in self.rt.agents:
-            return False
-        return self.rt.store.lease_of(root) is None
-
-    def owned_by(self, caller: SessionRecord) -> list[SessionRecord]:
-        return self.rt.store.list_sessions(owner_id=caller.id)
-
-    async def wait(self, caller: Agent, args: dict[str, Any]) -> ToolResult:
-        me = caller.session.record
-        history = int(args.get("history", 0))
-        timeout = float(args.get("timeout", 30))
-        tree = self.tree(self.root_of(me))
-        raw = args.get("target")
-        selected: list[SessionRecord]
-        if raw is None:
-            owned = self.owned_by(me)
-            unread = {
-                r.recipient_id
-                for r in self.rt.store.inputs(
-                    recipient_ids=[s.id for s in owned],
-                    has_result=True,
-                    read=False,
-                    outstanding=False,
-                )
-            }
-            selected = [s for s in owned if tree.pending(s.id) or s.id in unread]
-            if history:
-                selected = selected if selected else owned
-        else:
-            names = raw if isinstance(raw, list) else [raw]
-            if not names:
-                return error(texts.invalid("`target` must name at least one Agent."))
-            selected = []
-            try:
-                for t in names:
-                    rec = self.address(me, t)
-                    if rec.owner_id != me.id:
-                        return error(texts.not_owned(self.shown(rec, me)))
-                    if rec.id not in (s.id for s in selected):
-                        selected.append(rec)
-            except AgentCallError as exc:
-                return error(str(exc))
-        ids = frozenset(s.id for s in selected)
-        marks = self.marks.setdefault(me.id, AgentMarks())
-        waiter = Waiter(me.id, ids)
-        interrupted = False
-        if any(tree.pending(i) for i in ids):
-            marks.waiter = waiter
-            waiter.gave_up_slot = not me.is_root and tree.slots.holds(me.id)
-            if waiter.gave_up_slot:
-                tree.slots.release(me.id)
-            self.changed()
-            try:
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(timeout):
-                        await waiter.done.wait()
-            finally:
-                tree.end_wait(waiter)  # on timeout or cancellation: line up for the slot now
-                marks.waiter = None
-                if waiter.resume is not None:
-                    marks.resuming = True
-                    self.changed()
-                    try:
-                        await tree.slots.claimed(me.id, waiter.resume)
-                    finally:
-                        marks.resuming = False
-                self.changed()
-            interrupted = waiter.interrupted
-        return self._collect(caller, selected, history, interrupted)
-
-    def _collect(
-        self, caller: Agent, selected: Sequence[SessionRecord], history: int, interrupted: bool
-    ) -> ToolResult:
-        me = caller.session.record
-        tree = self.tree(self.root_of(me))
-        ids = [s.id for s in selected]
-        by_id = {s.id: s for s in selected}
-        ended = self.rt.store.inputs(recipient_ids=ids, has_result=True, outstanding=False)
-        items: list[ResultItem] = []
-        if history:
-            for agent_id in ids:
-                read = [r for r in ended if r.recipient_id == agent_id and r.read]
-                for r in read[-history:]:
-                    items.append(self._item(r, by_id[agent_id], me, True))
-        for r in ended:
-            if not r.read:
-                items.append(self._item(r, by_id[r.recipient_id], me, False))
-        pending = [(s.id, self.shown(s, me)) for s in selected if tree.pending(s.id)]
-        path = self.rt.home / "outputs" / me.id / f"wait-{new_id()}.txt"
-        output = render_wait(items, pending, interrupted, full_output_path=str(path))
-        if output.full_text is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(output.full_text, encoding="utf-8")
-        newly_read = [i for i in output.returned if i in {r.id for r in ended if not r.read}]
-        self.rt.store.mark_read(newly_read)
-        return ToolResult(output.text, output.details)
-
-    def _item(
-        self, r: InputRecord, rec: SessionRecord, me: SessionRecord, history: bool
-    ) -> ResultItem:
-        return ResultItem(r.id, rec.id, self.shown(rec, me), r.status, r.result or "", history)
-
-    def list_agents(self, caller: Agent, args: dict[str, Any]) -> ToolResult:
-        me = caller.session.record
-        visible = self.visible(me)
-        shorts = self.short_map(me, visible)
-        state_filter = args.get("state")
-        limit = int(args.get("limit", 20))
-        offset = int(args.get("offset", 0))
-        query = args.get("query") or ""
-        groups = parse_query(query)
-        store = self.rt.store
-        ids = [s.id for s in visible]
-        requests = store.latest_requests(ids)
-        states = self._states(visible)
-        rows: list[ListRow] = []
-        if groups:
-            hits = {h.session_id: h for h in store.search(ids, groups)}
-            for s in visible:
-                hit = hits.get(s.id)
-                if hit is None and not _meta_matches(s, shorts, groups):
-                    continue
-                request = requests.get(s.id)
-                shown_req: tuple[int, str] | None
-                if hit is not None and hit.text is not None:
-                    shown_req = (hit.timestamp, excerpt(hit.text, groups))
-                    order = hit.timestamp
-                else:
-                    shown_req = (request[0], one_line(unwrap(request[1]))) if request else None
-                    order = request[0] if request else s.created
-                rows.append(self._row(s, shorts, states, shown_req, order))
-        else:
-            for s in visible:
-                request = requests.get(s.id)
-                shown_req = (request[0], one_line(unwrap(request[1]))) if request else None
-                rows.append(
-                    self._row(s, shorts, states, shown_req, request[0] if request else s.created)
-                )
-        if state_filter:
-            rows = [r for r in rows if r.state == state_filter]
-        rows.sort(key=lambda r: (r.order, r.id), reverse=True)
-        page = rows[offset : offset + limit]
-        text, details = render_page(page, len(rows), offset)
-        return ToolResult(text, details)
-
-    def _states(self, visible: Sequence[SessionRecord]) -> dict[str, str]:
-        out: dict[str, str] = {}
-        remote = []
-        for s in visible:
-            if s.id in self.rt.agents or not s.is_root or self.root_of(s) in self.rt.agents:
-                out[s.id] = self.state_of(s.id)
-            else:
-                remote.append(s.id)
-        for sid, state in self.rt.store.states(remote).items():
-            out[sid] = "idle" if state == "offline" else state
-        return out
-
-    @staticmethod
-    def _row(
-        s: SessionRecord,
-        shorts: dict[str, str],
-        states: dict[str, str],
-        request: tuple[int, str] | None,
-        order: int,
-    ) -> ListRow:
-        shown = Shown(s.name, shorts.get(s.id, s.id[:8]))
-        return ListRow(s.id, shown, s.owner_id, states.get(s.id, "idle"), s.cwd, request, order)
-
-    async def abort(self, caller: Agent, args: dict[str, Any]) -> ToolResult:
-        me = caller.session.record
-        try:
-            record = self.address(me, args["target"])
-        except AgentCallError as exc:
-            return error(str(exc))
-        shown = self.shown(record, me)
-        if record.owner_id != me.id:
-            return error(texts.not_owned(shown))
-        agent = self.rt.agents.get(record.id)
-        if agent is None:
-            return ToolResult(texts.nothing_to_abort(shown), {"id": record.id, "aborted": False})
-        marks = self.marks.setdefault(agent.id, AgentMarks())
-        marks.aborting_by_owner = True
-        try:
-            result = await agent.loop.abort(self.abort_timeout)
-        finally:
-            marks.aborting_by_owner = False
-        if not result.had_work:
-            return ToolResult(texts.nothing_to_abort(shown), {"id": record.id, "aborted": False})
-        marks.stopped = True
-        if not result.stopped:
-            return ToolResult(texts.did_not_stop(shown), {"id": record.id, "aborted": True}, True)
-        return ToolResult(texts.aborted(shown), {"id": record.id, "aborted": True})
-
     # ---- the user's side ---------------------------------------------------------------
 
     def user_input(self, agent: Agent, text: str, delivery: str = "followUp") -> Accepted:
@@ -790,19 +510,6 @@ class Coordinator:
             result = await agent.loop.abort(self.abort_timeout)
         return list(result.withdrawn)
 
-    # ---- forks ---------------------------------------------------------------------------
-
-    @staticmethod
-    def fork_entries(caller: Agent) -> list[MessageEntry]:
-        """A snapshot of the caller's conversation as the child's first entries."""
-        return [MessageEntry(m) for m in build_context(caller.session.entries)]
-
 
 def _from_user(inp: Input) -> bool:
     return inp.meta.get("sender") is None
-
-
-def _meta_matches(s: SessionRecord, shorts: dict[str, str], groups: list[list[str]]) -> bool:
-    from piagents.agents.listing import matches
-
-    return matches(f"{s.id} {s.name or ''} {s.cwd}", groups)

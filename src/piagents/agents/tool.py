@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from piagents.agents import texts
 from piagents.agents.coordinator import STATES, Coordinator
+from piagents.agents.operations import Operations
 from piagents.ai.models import THINKING_LEVELS
 from piagents.harness.tools.base import ToolContext, ToolResult
 
@@ -81,6 +82,7 @@ class AgentTool:
 
     def __init__(self, coordinator: Coordinator, caller: Agent) -> None:
         self.coordinator = coordinator
+        self.operations = Operations(coordinator)
         self.caller = caller
         self.description = texts.description(
             coordinator.max_concurrent, coordinator.max_outstanding
@@ -96,7 +98,7 @@ class AgentTool:
             return ToolResult(texts.invalid("`message` must be non-empty text."), None, True)
         if action == "spawn" and not str(args["name"]).strip():
             return ToolResult(texts.invalid("`name` must be non-empty."), None, True)
-        c = self.coordinator
+        c = self.operations
         if action == "spawn":
             return await c.spawn(self.caller, args)
         if action == "send":
