@@ -1,0 +1,156 @@
+"""/agents: the Agents of the current tree, busy first and newest first."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from piagents.agent import Agent
+from piagents.agents.listing import one_line
+from piagents.store.records import SessionRecord
+from piagents.tui.frames import FrameScheduler
+
+REQUEST_WIDTH = 120
+
+
+@dataclass(frozen=True, slots=True)
+class AgentEntry:
+    id: str
+    label: str  # `<name>`, or `<name> ‹ <owner> ‹ …` when not owned by the current Agent
+    short_id: str
+    state: str
+    first_input: str
+    created: int
+
+
+def owners_label(record: SessionRecord, by_id: Mapping[str, SessionRecord], current_id: str) -> str:
+    """`<name> ‹ <owner> ‹ …` up to (not including) the current Agent."""
+    names = [record.name or record.id[:8]]
+    owner_id = record.owner_id
+    seen = {record.id}
+    while owner_id is not None and owner_id != current_id and owner_id not in seen:
+        owner = by_id.get(owner_id)
+        if owner is None:
+            break
+        seen.add(owner_id)
+        names.append(owner.name or owner.id[:8])
+        owner_id = owner.owner_id
+    return " ‹ ".join(names)
+
+
+def agent_entries(
+    records: Sequence[SessionRecord],
+    current_id: str,
+    states: Mapping[str, str],
+    shorts: Mapping[str, str],
+    first_inputs: Mapping[str, str],
+) -> list[AgentEntry]:
+    """The list's rows: busy Agents first, newest first within each group (pure)."""
+    by_id = {r.id: r for r in records}
+    entries = [
+        AgentEntry(
+            id=r.id,
+            label=owners_label(r, by_id, current_id),
+            short_id=shorts.get(r.id, r.id[:8]),
+            state=states.get(r.id, "idle"),
+            first_input=one_line(first_inputs.get(r.id, ""), REQUEST_WIDTH),
+            created=r.created,
+        )
+        for r in records
+        if r.id != current_id
+    ]
+    entries.sort(key=lambda e: (e.state == "idle", -e.created, e.id))
+    return entries
+
+
+def tree_entries(root: Agent) -> list[AgentEntry]:
+    """The entries of `root`'s tree as the runtime and store know them now."""
+    rt = root.runtime
+    coordinator = rt.coordinator
+    records = rt.store.list_sessions(root_id=root.id)
+    ids = [r.id for r in records]
+    first: dict[str, str] = {}
+    for inp in sorted(rt.store.inputs(recipient_ids=ids), key=lambda i: i.seq):
+        if inp.kind == "input":
+            first.setdefault(inp.recipient_id, inp.text)
+    return agent_entries(
+        records,
+        root.id,
+        {i: coordinator.state_of(i) for i in ids},
+        coordinator.short_map(root.session.record),
+        first,
+    )
+
+
+def entry_text(entry: AgentEntry) -> Text:
+    text = Text()
+    text.append(f"{entry.label} ({entry.short_id})", style="bold")
+    text.append(f"  {entry.state}", style="dim" if entry.state == "idle" else "")
+    if entry.first_input:
+        text.append(f"\n  {entry.first_input}", style="dim")
+    return text
+
+
+class AgentListScreen(ModalScreen[str | None]):
+    """Dismisses with the id of the Agent to open, or None; follows state changes."""
+
+    DEFAULT_CSS = """
+    AgentListScreen { align: center middle; }
+    AgentListScreen > Vertical {
+        width: 90%; height: 80%; border: round $primary; background: $surface; padding: 0 1;
+    }
+    AgentListScreen .title { text-style: bold; padding: 0 0 1 0; }
+    AgentListScreen OptionList { height: 1fr; border: none; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Close")]
+
+    def __init__(self, root: Agent) -> None:
+        super().__init__()
+        self.root = root
+        self.entries: list[AgentEntry] = []
+        self._frames = FrameScheduler(self, self._refresh_entries, delay=0.2)  # reads the store
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static("Agents (Enter opens, Escape closes)", classes="title")
+            yield OptionList()
+
+    def on_mount(self) -> None:
+        self._refresh_entries()
+        self.root.runtime.coordinator.listeners.append(self._frames.poke)
+
+    def on_unmount(self) -> None:
+        listeners = self.root.runtime.coordinator.listeners
+        if self._frames.poke in listeners:
+            listeners.remove(self._frames.poke)
+
+    def _refresh_entries(self) -> None:
+        entries = tree_entries(self.root)
+        if entries == self.entries and entries:
+            return
+        self.entries = entries
+        options = self.query_one(OptionList)
+        highlighted = options.highlighted_option.id if options.highlighted_option else None
+        options.clear_options()
+        if not entries:
+            options.add_option(Option("No Agents in this tree yet.", disabled=True))
+            return
+        options.add_options([Option(entry_text(e), id=e.id) for e in entries])
+        ids = [e.id for e in entries]
+        options.highlighted = ids.index(highlighted) if highlighted in ids else 0
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,296 @@
+"""The interactive terminal UI: one root Agent's transcript, task panel, editor and footer."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import ClassVar
+
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widgets import TextArea
+
+from piagents.agent import Agent
+from piagents.agents.coordinator import AgentCallError
+from piagents.ai.registry import ProviderConfigError
+from piagents.harness.events import AssistantDelta, LoopEvent
+from piagents.runtime import Runtime
+from piagents.store.base import SessionInUse, StoreError
+from piagents.tui.agent_list import AgentListScreen
+from piagents.tui.command_runner import CommandRunner
+from piagents.tui.commands import completions, parse
+from piagents.tui.completion_list import CompletionList
+from piagents.tui.editor import Editor
+from piagents.tui.error_screen import ErrorScreen
+from piagents.tui.footer import StatusFooter, status_of
+from piagents.tui.frames import FrameScheduler
+from piagents.tui.keys import enable_alt_enter
+from piagents.tui.queued import QueuedInputs
+from piagents.tui.task_panel import TaskPanel, take_snapshot
+from piagents.tui.task_rows import task_rows
+from piagents.tui.transcript import Transcript
+from piagents.tui.viewer import ViewerScreen
+
+RootOpener = Callable[[Runtime], Awaitable[Agent]]
+EXIT_OK, EXIT_FAILED = 0, 1
+
+
+def open_in_cwd(runtime: Runtime) -> Awaitable[Agent]:
+    return runtime.open_root(Path.cwd())
+
+
+class PiAgentsApp(App[int]):
+    """Opens `runtime` (not yet entered) and a root from `open_root`, and closes both on exit."""
+
+    TITLE = "pi-agents"
+    CSS = """
+    Screen { layout: vertical; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "interrupt", "Interrupt", show=False),
+        Binding("ctrl+o", "toggle_tools", "Tool output", show=False),
+        Binding("pageup", "scroll_transcript(-1)", show=False, priority=True),
+        Binding("pagedown", "scroll_transcript(1)", show=False, priority=True),
+    ]
+
+    def __init__(self, runtime: Runtime, open_root: RootOpener = open_in_cwd) -> None:
+        super().__init__()
+        enable_alt_enter()
+        self.runtime = runtime
+        self.root: Agent | None = None
+        self._open_root = open_root
+        self._runtime_task: asyncio.Task[None] | None = None
+        self._runtime_open = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._frames = FrameScheduler(self, self.refresh_status)
+        self._quit_armed = False
+        self._root_changed = True  # the footer reads the root's entries only after a change
+        self.transcript = Transcript(id="transcript")
+        self.task_panel = TaskPanel(id="tasks")
+        self.queued = QueuedInputs(id="queued")
+        self.completion_list = CompletionList(id="completions")
+        self.editor = Editor(id="editor", placeholder="Ask anything; / for commands")
+        self.footer = StatusFooter(id="footer")
+        self.commands = CommandRunner(self)
+
+    def compose(self) -> ComposeResult:
+        yield self.transcript
+        yield self.task_panel
+        yield self.queued
+        yield self.completion_list
+        yield self.editor
+        yield self.footer
+
+    # ---- runtime lifecycle ----------------------------------------------------------
+
+    async def on_mount(self) -> None:
+        self.editor.focus()
+        self._runtime_task = asyncio.create_task(self._hold_runtime())
+        self._runtime_task.add_done_callback(self._runtime_ended)
+        opened = asyncio.create_task(self._runtime_open.wait())
+        await asyncio.wait({self._runtime_task, opened}, return_when=asyncio.FIRST_COMPLETED)
+        opened.cancel()
+        if not self._runtime_open.is_set():
+            self._fail("pi-agents could not start", self._runtime_error())
+            return
+        for warning in self.runtime.warnings:
+            self.transcript.notice(f"Warning: {warning}", error=True)
+        try:
+            root = await self._open_root(self.runtime)
+        except SessionInUse as exc:
+            self._fail("Session in use", str(exc))
+            return
+        except (StoreError, ProviderConfigError, ValueError) as exc:
+            self._fail("pi-agents could not start", str(exc))
+            return
+        self.runtime.coordinator.listeners.append(self._frames.poke)
+        self.show_root(root)
+
+    async def _hold_runtime(self) -> None:
+        async with self.runtime:
+            self._runtime_open.set()
+            await self._stop.wait()
+
+    def _runtime_ended(self, task: asyncio.Task[None]) -> None:
+        if self._runtime_open.is_set() and not self._stop.is_set():
+            self.call_later(self._fail, "The runtime stopped", self._runtime_error())
+
+    def _runtime_error(self) -> str:
+        task = self._runtime_task
+        if task is not None and task.done() and not task.cancelled() and task.exception():
+            return str(task.exception())
+        return "the runtime stopped"
+
+    def _fail(self, title: str, message: str) -> None:
+        """Show an error until the user dismisses it, then exit."""
+
+        async def leave(_: None) -> None:
+            await self.close_runtime()
+            self.exit(EXIT_FAILED)
+
+        self.push_screen(ErrorScreen(title, message), callback=leave)
+
+    async def close_runtime(self) -> None:
+        """Take every Agent offline and close the store; safe to call twice."""
+        if self.root is not None:
+            self._unlisten(self.root)
+        with contextlib.suppress(ValueError):
+            self.runtime.coordinator.listeners.remove(self._frames.poke)
+        self.transcript.unfollow()
+        self._stop.set()
+        if self._runtime_task is not None:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await self._runtime_task
+
+    async def on_unmount(self) -> None:
+        await self.close_runtime()
+
+    async def action_quit(self) -> None:
+        await self.close_runtime()
+        self.exit(EXIT_OK)
+
+    # ---- the root ----------------------------------------------------------------------
+
+    def show_root(self, root: Agent) -> None:
+        """Make `root` the current Agent: its transcript, panel and footer."""
+        if self.root is not None:
+            self._unlisten(self.root)
+        self.root = root
+        root.loop.listeners.append(self._on_root_event)
+        self.transcript.reset()
+        self.transcript.follow(root)
+        self.refresh_status(root_changed=True)
+
+    def _unlisten(self, agent: Agent) -> None:
+        with contextlib.suppress(ValueError):
+            agent.loop.listeners.remove(self._on_root_event)
+
+    def _on_root_event(self, event: LoopEvent) -> None:
+        if not isinstance(event, AssistantDelta):
+            self._root_changed = True
+            self._frames.poke()
+
+    def refresh_status(self, *, root_changed: bool = False) -> None:
+        """Repaint the task panel, the footer and the queued inputs from the runtime."""
+        root = self.root
+        if root is None:
+            return
+        coordinator = self.runtime.coordinator
+        rows = task_rows(take_snapshot(coordinator, root), self.panel_rows())
+        self.task_panel.show_rows(rows)
+        state = coordinator.state_of(root.id)
+        shown = self.footer.status
+        if root_changed or self._root_changed or shown is None or shown.state != state:
+            self._root_changed = False
+            self.footer.show(status_of(root, state))
+            self.queued.show_inputs(root.loop.queued_inputs())
+
+    def panel_rows(self) -> int:
+        """Rows the task panel may use: about a quarter of the screen."""
+        return max(3, (self.size.height - 8) // 4)
+
+    def on_resize(self) -> None:
+        self._frames.poke()
+
+    # ---- the editor --------------------------------------------------------------------
+
+    def on_editor_submitted(self, message: Editor.Submitted) -> None:
+        text = message.text.strip()
+        if not text or self.root is None:
+            return
+        self._hide_completions()
+        self.editor.clear()
+        command = parse(text)
+        if command is not None:
+            self.commands.run(*command)
+            return
+        root = self.root
+        delivery = "steer" if root.loop.in_turn and not message.follow_up else "followUp"
+        try:
+            self.runtime.coordinator.user_input(root, text, delivery)
+        except (AgentCallError, RuntimeError) as exc:
+            self.transcript.notice(str(exc), error=True)
+        self.transcript.anchor()
+
+    def on_text_area_changed(self, message: TextArea.Changed) -> None:
+        if message.text_area is not self.editor:
+            return
+        self._quit_armed = False
+        models = [str(self.root.model)] if self.root is not None else []
+        self.completion_list.offer(completions(self.editor.text, models))
+        self.editor.completing = self.completion_list.display
+
+    def _hide_completions(self) -> None:
+        self.completion_list.hide()
+        self.editor.completing = False
+
+    def on_editor_completion_key(self, message: Editor.CompletionKey) -> None:
+        if message.key in ("up", "down"):
+            self.completion_list.move(-1 if message.key == "up" else 1)
+            return
+        chosen = self.completion_list.chosen
+        if chosen is None:
+            return
+        typed_in_full = chosen.value.rstrip() == self.editor.text.rstrip()
+        if message.key == "enter" and (chosen.submit or typed_in_full):
+            self.editor.post_message(Editor.Submitted(self.editor, chosen.value, False))
+            return
+        self.editor.set_text(chosen.value)
+
+    def on_editor_cleared(self, message: Editor.Cleared) -> None:
+        if self._quit_armed:
+            self.call_later(self.action_quit)
+            return
+        self._quit_armed = True
+        self.notify("Press Ctrl+C again to quit.", timeout=3)
+
+    # ---- keys --------------------------------------------------------------------------
+
+    def action_interrupt(self) -> None:
+        if self.completion_list.display:
+            self._hide_completions()
+            return
+        root = self.root
+        if root is not None and root.loop.busy:
+            self._interrupt(root)
+
+    @work(group="interrupt")
+    async def _interrupt(self, root: Agent) -> None:
+        withdrawn = await self.runtime.coordinator.user_stop(root)
+        texts = [i.text for i in withdrawn]
+        if texts:
+            current = self.editor.text
+            self.editor.set_text("\n\n".join([*texts, current] if current else texts))
+
+    def action_toggle_tools(self) -> None:
+        self.transcript.set_expanded(not self.transcript.expanded)
+
+    def action_scroll_transcript(self, direction: int) -> None:
+        if direction < 0:
+            self.transcript.scroll_page_up()
+        else:
+            self.transcript.scroll_page_down()
+
+    # ---- screens -----------------------------------------------------------------------
+
+    def toggle_tasks(self) -> bool:
+        self.task_panel.set_enabled(not self.task_panel.enabled)
+        return self.task_panel.enabled
+
+    def open_agents(self) -> None:
+        root = self.root
+        if root is None:
+            return
+
+        def chosen(agent_id: str | None) -> None:
+            if agent_id is not None:
+                self.open_viewer(agent_id)
+
+        self.push_screen(AgentListScreen(root), callback=chosen)
+
+    def open_viewer(self, agent_id: str) -> None:
+        if self.root is not None:
+            self.push_screen(ViewerScreen(self.runtime, self.root, agent_id))

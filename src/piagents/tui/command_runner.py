@@ -1,0 +1,162 @@
+"""What each slash command does to the current session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from piagents.agent import Agent
+from piagents.ai.models import THINKING_LEVELS
+from piagents.ai.registry import ProviderConfigError
+from piagents.export import export_jsonl
+from piagents.harness.compaction import CompactionError, compact
+from piagents.store.base import StoreError
+from piagents.tui.commands import BY_NAME, help_text
+from piagents.tui.message_text import one_line
+from piagents.tui.session_picker import SessionPicker
+
+if TYPE_CHECKING:
+    from piagents.tui.app import PiAgentsApp
+
+
+class CommandRunner:
+    """Runs `/name args` for the app; slow commands run as workers so the UI stays live."""
+
+    def __init__(self, app: PiAgentsApp) -> None:
+        self.app = app
+
+    @property
+    def root(self) -> Agent:
+        assert self.app.root is not None
+        return self.app.root
+
+    def say(self, text: str, *, error: bool = False) -> None:
+        self.app.transcript.notice(text, error=error)
+
+    def run(self, name: str, args: str) -> None:
+        if name not in BY_NAME:
+            self.say(f"Unknown command /{name}. Type /help for the list.", error=True)
+            return
+        getattr(self, f"cmd_{name}")(args)
+
+    # ---- settings of the session -------------------------------------------------------
+
+    def cmd_model(self, args: str) -> None:
+        if not args:
+            self.say(f"Model: {self.root.model}")
+            return
+        try:
+            self.root.set_model(args)
+        except (ValueError, ProviderConfigError) as exc:
+            self.say(str(exc), error=True)
+            return
+        self.say(f"Model: {self.root.model} (thinking {self.root.thinking})")
+        self.app.refresh_status(root_changed=True)
+
+    def cmd_thinking(self, args: str) -> None:
+        if not args:
+            self.say(f"Thinking: {self.root.thinking} (levels: {', '.join(THINKING_LEVELS)})")
+            return
+        try:
+            self.root.set_thinking(args)
+        except ValueError as exc:
+            self.say(str(exc), error=True)
+            return
+        self.say(f"Thinking: {self.root.thinking}")
+        self.app.refresh_status(root_changed=True)
+
+    def cmd_name(self, args: str) -> None:
+        if not args:
+            self.say(f"Name: {self.root.name or '(none)'}")
+            return
+        self.root.set_name(args)
+        self.say(f"Name: {args}")
+        self.app.refresh_status(root_changed=True)
+
+    # ---- sessions ----------------------------------------------------------------------
+
+    def cmd_new(self, args: str) -> None:
+        self.app.run_worker(self._switch(None), group="switch", exclusive=True)
+
+    def cmd_resume(self, args: str) -> None:
+        store = self.app.runtime.store
+        sessions = [s for s in store.list_sessions(roots_only=True) if s.id != self.root.id]
+        requests = store.latest_requests([s.id for s in sessions])
+        shown = {sid: one_line(text, 120) for sid, (_, text) in requests.items()}
+
+        def chosen(session_id: str | None) -> None:
+            if session_id is not None:
+                self.app.run_worker(self._switch(session_id), group="switch", exclusive=True)
+
+        self.app.push_screen(SessionPicker(sessions, shown), callback=chosen)
+
+    async def _switch(self, session_id: str | None) -> None:
+        runtime = self.app.runtime
+        old = self.root
+        try:
+            if session_id is None:
+                new = await runtime.open_root(old.cwd)
+            else:
+                new = await runtime.open_root(session=session_id)
+        except (StoreError, ProviderConfigError, ValueError) as exc:
+            self.say(str(exc), error=True)
+            return
+        self.app.show_root(new)
+        if new is not old:
+            await runtime.unload(old)
+
+    def cmd_compact(self, args: str) -> None:
+        if self.root.loop.busy:
+            self.say("Wait for the turn to end (or press Escape) before compacting.", error=True)
+            return
+        self.app.run_worker(self._compact(args or None), group="compact", exclusive=True)
+
+    async def _compact(self, instructions: str | None) -> None:
+        root = self.root
+        self.say("Compacting…")
+        try:
+            entry = await compact(
+                root.session,
+                self.app.runtime.providers.resolve(root.model),
+                root.model,
+                self.app.runtime.settings.compaction,
+                custom_instructions=instructions,
+            )
+        except (CompactionError, ProviderConfigError) as exc:
+            self.say(str(exc), error=True)
+            return
+        if entry is None:
+            self.say("Nothing to compact yet.")
+        else:
+            self.say(f"Context compacted ({entry.tokens_before} tokens before).")
+        self.app.refresh_status(root_changed=True)
+
+    def cmd_export(self, args: str) -> None:
+        root = self.root
+        path = (
+            Path(args).expanduser() if args else Path(root.cwd) / f"pi-agents-{root.id[:8]}.jsonl"
+        )
+        if not path.is_absolute():
+            path = Path(root.cwd) / path
+        try:
+            with path.open("w", encoding="utf-8") as out:
+                n = export_jsonl(self.app.runtime.store, root.id, out)
+        except (OSError, StoreError) as exc:
+            self.say(f"Export failed: {exc}", error=True)
+            return
+        self.say(f"Exported {n} entries to {path}")
+
+    # ---- views ----------------------------------------------------------------------------
+
+    def cmd_tasks(self, args: str) -> None:
+        shown = self.app.toggle_tasks()
+        self.say("Task panel shown." if shown else "Task panel hidden; /tasks shows it.")
+
+    def cmd_agents(self, args: str) -> None:
+        self.app.open_agents()
+
+    def cmd_help(self, args: str) -> None:
+        self.say(help_text())
+
+    def cmd_quit(self, args: str) -> None:
+        self.app.call_later(self.app.action_quit)

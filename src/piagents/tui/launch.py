@@ -1,0 +1,54 @@
+"""`pi-agents` without a prompt: build the runtime from the command line and run the UI."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from piagents.agent import Agent
+from piagents.runtime import Runtime
+from piagents.tui.app import PiAgentsApp
+
+
+def _tools(args: argparse.Namespace) -> list[str] | None:
+    if args.no_tools:
+        return []
+    if args.tools:
+        return [t.strip() for t in args.tools.split(",") if t.strip()]
+    return None
+
+
+async def run_interactive(args: argparse.Namespace) -> int:
+    """Run the app on the session the arguments name; returns the exit code."""
+    from piagents import cli
+
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise cli.CliError(
+            "no prompt given: the interactive UI needs a terminal; "
+            'run `pi-agents -p "your prompt"`',
+            cli.EXIT_USAGE,
+        )
+    try:
+        runtime = Runtime(
+            cli._home(args.home),
+            model=args.model,
+            thinking=args.thinking,
+            tools=_tools(args),
+            system_prompt=args.system_prompt,
+            append_system_prompt=args.append_system_prompt,
+        )
+    except ValueError as exc:
+        raise cli.CliError(str(exc), cli.EXIT_USAGE) from exc
+
+    async def open_root(rt: Runtime) -> Agent:
+        try:
+            root: Agent = await cli._open(rt, args)
+        except cli.CliError as exc:
+            raise ValueError(str(exc)) from exc
+        return root
+
+    app = PiAgentsApp(runtime, open_root)
+    result = await app.run_async()
+    if result is not None:
+        return result
+    return app.return_code or 0

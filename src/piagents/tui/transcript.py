@@ -1,0 +1,203 @@
+"""The conversation of one Agent, streamed live from its loop's events."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from textual.containers import VerticalScroll
+from textual.widget import Widget
+
+from piagents.agent import Agent
+from piagents.ai.messages import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from piagents.harness.events import (
+    AssistantDelta,
+    AssistantRetry,
+    Compacted,
+    LoopEvent,
+    MessageCommitted,
+    RunEnded,
+    ToolStarted,
+)
+from piagents.store.records import CompactionEntry, Entry, MessageEntry
+from piagents.tui.blocks import AgentMessageBlock, AssistantBlock, Notice, ToolBlock, UserBlock
+from piagents.tui.frames import FrameScheduler
+from piagents.tui.message_text import agent_message
+
+_SHOWN = (AssistantDelta, AssistantRetry, Compacted, MessageCommitted, RunEnded, ToolStarted)
+
+
+class Transcript(VerticalScroll):
+    """Shows an Agent's entries, then follows its loop; bursts of deltas paint once a frame."""
+
+    DEFAULT_CSS = """
+    Transcript { height: 1fr; padding: 0 1 1 1; scrollbar-size-vertical: 1; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.agent: Agent | None = None
+        self.expanded = False
+        self._pending: list[LoopEvent] = []
+        self._frames = FrameScheduler(self, self._flush)
+        self._current: AssistantBlock | None = None
+        self._tools: dict[str, ToolBlock] = {}
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+    # ---- feeding ----------------------------------------------------------------
+
+    def follow(self, agent: Agent) -> None:
+        """Show `agent`'s conversation so far and follow it live."""
+        self.unfollow()
+        self.show_entries(agent.session.entries)
+        self.agent = agent
+        agent.loop.listeners.append(self._on_event)
+
+    def unfollow(self) -> None:
+        if self.agent is not None:
+            if self._on_event in self.agent.loop.listeners:
+                self.agent.loop.listeners.remove(self._on_event)
+            self.agent = None
+        self._pending.clear()
+
+    def on_unmount(self) -> None:
+        self.unfollow()
+
+    def _on_event(self, event: LoopEvent) -> None:
+        if isinstance(event, _SHOWN):
+            self._pending.append(event)
+            self._frames.poke()
+
+    # ---- content ----------------------------------------------------------------
+
+    def reset(self) -> None:
+        self.unfollow()
+        self._current = None
+        self._tools.clear()
+        self.remove_children()
+
+    def show_entries(self, entries: Sequence[Entry]) -> None:
+        widgets: list[Widget] = []
+        for entry in entries:
+            if isinstance(entry, MessageEntry):
+                widgets.extend(self._blocks_for(entry.message))
+            elif isinstance(entry, CompactionEntry):
+                widgets.append(Notice(f"Context compacted ({entry.tokens_before} tokens before)."))
+        if widgets:
+            self.mount_all(widgets)
+
+    def notice(self, text: str, *, error: bool = False) -> None:
+        self.mount(Notice(text, error=error))
+        self.anchor()
+
+    def set_expanded(self, expanded: bool) -> None:
+        """Unfold (or fold) every long tool result."""
+        self.expanded = expanded
+        for block in self._tools.values():
+            block.set_expanded(expanded)
+
+    def _blocks_for(self, message: Message) -> list[Widget]:
+        if isinstance(message, UserMessage):
+            sent = agent_message(message.text)
+            return [UserBlock(message.text) if sent is None else AgentMessageBlock(sent)]
+        if isinstance(message, ToolResultMessage):
+            block = self._tools.get(message.tool_call_id)
+            if block is not None:
+                block.set_result(message)
+                return []
+            # A result whose call is not shown (it came before a compaction).
+            call = ToolCall(message.tool_name, {}, message.tool_call_id)
+            block = ToolBlock(call, message, expanded=self.expanded)
+            self._tools[message.tool_call_id] = block
+            return [block]
+        out: list[Widget] = []
+        if _has_answer(message):
+            out.append(AssistantBlock(message))
+        out.extend(self._tool_blocks(message))
+        return out
+
+    def _tool_blocks(self, message: AssistantMessage) -> list[Widget]:
+        blocks: list[Widget] = []
+        for call in message.tool_calls:
+            block = ToolBlock(call, expanded=self.expanded)
+            self._tools[call.id] = block
+            blocks.append(block)
+        return blocks
+
+    # ---- live events ------------------------------------------------------------
+
+    def _flush(self) -> None:
+        """Apply the events of a frame; new widgets are mounted together, in one layout."""
+        events, self._pending = self._pending, []
+        if not self.is_attached:
+            return
+        added: list[Widget] = []
+        i = 0
+        while i < len(events):
+            event = events[i]
+            if isinstance(event, AssistantDelta) and event.kind != "toolCall":
+                j = i
+                while (
+                    j < len(events)
+                    and isinstance(events[j], AssistantDelta)
+                    and events[j].kind == event.kind  # type: ignore[union-attr]
+                ):
+                    j += 1
+                chunk = "".join(e.text for e in events[i:j])  # type: ignore[union-attr]
+                self._delta(event.kind, chunk, added)
+                i = j
+                continue
+            self._apply(event, added)
+            i += 1
+        if added:
+            self.mount_all(added)
+
+    def _delta(self, kind: str, chunk: str, added: list[Widget]) -> None:
+        if self._current is None:
+            self._current = AssistantBlock()
+            added.append(self._current)
+        if kind == "text":
+            self._current.append_text(chunk)
+        else:
+            self._current.append_thinking(chunk)
+
+    def _apply(self, event: LoopEvent, added: list[Widget]) -> None:
+        if isinstance(event, AssistantRetry):
+            if self._current is not None:
+                self._current.restart()
+        elif isinstance(event, MessageCommitted):
+            added.extend(self._committed(event.message))
+        elif isinstance(event, ToolStarted):
+            block = self._tools.get(event.call.id)
+            if block is None:
+                block = ToolBlock(event.call, expanded=self.expanded)
+                self._tools[event.call.id] = block
+                added.append(block)
+            block.start()
+        elif isinstance(event, RunEnded) and event.outcome.status == "failed":
+            added.append(Notice(f"Error: {event.outcome.answer}", error=True))
+        elif isinstance(event, Compacted):
+            added.append(Notice(f"Context compacted ({event.tokens_before} tokens before)."))
+
+    def _committed(self, message: Message) -> list[Widget]:
+        if not isinstance(message, AssistantMessage):
+            return self._blocks_for(message)
+        widgets: list[Widget] = []
+        block, self._current = self._current, None
+        if block is not None:
+            block.finish(message)
+        elif _has_answer(message):
+            widgets.append(AssistantBlock(message))
+        widgets.extend(self._tool_blocks(message))
+        return widgets
+
+
+def _has_answer(message: AssistantMessage) -> bool:
+    return bool(message.text or message.thinking) or message.stop_reason in ("error", "aborted")

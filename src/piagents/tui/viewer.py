@@ -1,0 +1,149 @@
+"""The agent viewer: one Agent's conversation, live, with the user's own input to it."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import Static
+
+from piagents.agent import Agent
+from piagents.agents.coordinator import AgentCallError
+from piagents.runtime import Runtime
+from piagents.store.records import SessionRecord
+from piagents.tui.agent_list import owners_label
+from piagents.tui.editor import Editor
+from piagents.tui.frames import FrameScheduler
+from piagents.tui.transcript import Transcript
+
+HINT = "Enter sends · Alt+Enter follow-up · Esc interrupts · Ctrl+C clears, or closes when empty"
+
+
+class ViewerScreen(Screen[None]):
+    """Shows `agent_id` (loaded or not) while the current session keeps running behind it."""
+
+    DEFAULT_CSS = """
+    ViewerScreen { layout: vertical; }
+    ViewerScreen > #viewer-title { height: 1; padding: 0 1; background: $accent 20%; }
+    ViewerScreen > #viewer-hint { height: 1; padding: 0 1; color: $text-muted; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "interrupt", "Interrupt", priority=True)
+    ]
+
+    def __init__(self, runtime: Runtime, current: Agent, agent_id: str) -> None:
+        super().__init__()
+        self.runtime = runtime
+        self.current = current
+        self.agent_id = agent_id
+        self.transcript = Transcript(id="viewer-transcript")
+        self.editor = Editor(id="viewer-editor", placeholder="Message this Agent as its user")
+        self._title = Static(id="viewer-title")
+        self._frames = FrameScheduler(self, self._refresh_title)
+        self._label: str | None = None  # the name with its owners: fixed, read once
+        self._title_text = ""
+
+    @property
+    def agent(self) -> Agent | None:
+        return self.runtime.agents.get(self.agent_id)
+
+    def compose(self) -> ComposeResult:
+        yield self._title
+        yield self.transcript
+        yield self.editor
+        yield Static(HINT, id="viewer-hint")
+
+    def on_mount(self) -> None:
+        agent = self.agent
+        if agent is not None:
+            self.transcript.follow(agent)
+        else:
+            self.transcript.show_entries(self.runtime.store.entries(self.agent_id))
+        self.runtime.coordinator.listeners.append(self._frames.poke)
+        self._refresh_title()
+        self.editor.focus()
+
+    def on_unmount(self) -> None:
+        self.transcript.unfollow()
+        listeners = self.runtime.coordinator.listeners
+        if self._frames.poke in listeners:
+            listeners.remove(self._frames.poke)
+
+    def _record(self) -> SessionRecord | None:
+        agent = self.agent
+        return (
+            agent.session.record
+            if agent is not None
+            else self.runtime.store.get_session(self.agent_id)
+        )
+
+    def _refresh_title(self) -> None:
+        if self._label is None:
+            record = self._record()
+            if record is None:
+                return
+            me = self.current.session.record
+            tree = self.runtime.store.list_sessions(root_id=me.root_id or me.id)
+            short = self.runtime.coordinator.short_map(me).get(record.id, record.id[:8])
+            self._label = f"Agent {owners_label(record, {r.id: r for r in tree}, me.id)} ({short})"
+        state = self.runtime.coordinator.state_of(self.agent_id)
+        title = f"{self._label}  {state}"
+        if title != self._title_text:
+            self._title_text = title
+            self._title.update(Text(title))
+
+    # ---- keys ---------------------------------------------------------------
+
+    def on_editor_submitted(self, message: Editor.Submitted) -> None:
+        message.stop()
+        text = message.text.strip()
+        if not text:
+            return
+        self.editor.clear()
+        agent = self.agent
+        if agent is None:
+            self._wake_and_send(text)
+            return
+        delivery = "steer" if agent.loop.in_turn and not message.follow_up else "followUp"
+        try:
+            self.runtime.coordinator.user_input(agent, text, delivery)
+        except AgentCallError as exc:
+            self.transcript.notice(str(exc), error=True)
+
+    @work(group="viewer-send")
+    async def _wake_and_send(self, text: str) -> None:
+        record = self.runtime.store.get_session(self.agent_id)
+        if record is None:
+            return
+        try:
+            await self.runtime.coordinator.deliver(None, record, text, "followUp")
+        except AgentCallError as exc:
+            self.transcript.notice(str(exc), error=True)
+            return
+        agent = self.agent
+        if agent is not None and self.transcript.agent is None:
+            self.transcript.reset()
+            self.transcript.follow(agent)
+
+    def on_editor_cleared(self, message: Editor.Cleared) -> None:
+        message.stop()
+        self.dismiss(None)
+
+    def action_interrupt(self) -> None:
+        agent = self.agent
+        if agent is not None and agent.loop.busy:
+            self._interrupt(agent)
+
+    @work(group="viewer-interrupt")
+    async def _interrupt(self, agent: Agent) -> None:
+        withdrawn = await self.runtime.coordinator.user_stop(agent)
+        texts = [i.text for i in withdrawn]
+        if texts:
+            current = self.editor.text
+            self.editor.set_text("\n\n".join([*texts, current] if current else texts))
+        self.transcript.notice("Interrupted.")

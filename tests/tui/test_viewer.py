@@ -1,0 +1,255 @@
+"""/agents and the agent viewer, driven headlessly with Pilot and the faux model."""
+
+from __future__ import annotations
+
+from tui_support import make_app, screen_text, started, submit, type_text, until, user_texts
+
+from piagents.agents.listing import unwrap
+from piagents.store.records import SessionRecord
+from piagents.testing import Reply, ToolCall
+from piagents.tui.agent_list import AgentListScreen, agent_entries, owners_label
+from piagents.tui.viewer import ViewerScreen
+
+
+def root_spawning(*names):
+    def route(call):
+        last = call.messages[-1]
+        if last.role == "toolResult":
+            return "spawned"
+        if last.role == "user" and last.text == "spawn":
+            return Reply(
+                tool_calls=[
+                    ToolCall("agent", {"action": "spawn", "name": n, "message": f"task of {n}"})
+                    for n in names
+                ]
+            )
+        return "root reply"
+
+    return route
+
+
+def spawning_child(name, gate):
+    """An owned Agent that spawns `name` on its first turn, then waits on its gate."""
+
+    def route(call):
+        if call.messages[-1].role == "toolResult":
+            return gate.handler(call)
+        return Reply(
+            tool_calls=[
+                ToolCall("agent", {"action": "spawn", "name": name, "message": f"task of {name}"})
+            ]
+        )
+
+    return route
+
+
+def record(id, name, owner=None, created=0):
+    return SessionRecord(id=id, cwd="/", name=name, owner_id=owner, root_id="r", created=created)
+
+
+def agent_named(app, name):
+    return next(a for a in app.runtime.agents.values() if a.name == name)
+
+
+async def open_viewer(pilot, name):
+    app = pilot.app
+    await submit(pilot, "/agents")
+    await until(pilot, lambda: isinstance(app.screen, AgentListScreen), what="the list")
+    screen = app.screen
+    await until(pilot, lambda: any(e.label.startswith(name) for e in screen.entries))
+    index = next(i for i, e in enumerate(screen.entries) if e.label.split(" ")[0] == name)
+    for _ in range(index):
+        await pilot.press("down")
+    await pilot.press("enter")
+    await until(pilot, lambda: isinstance(app.screen, ViewerScreen), what="the viewer")
+    return app.screen
+
+
+# ---- the list (pure) ---------------------------------------------------------------
+
+
+def test_busy_agents_come_first_and_newest_first_within_each_group():
+    records = [
+        record("a", "old-busy", "r", 1),
+        record("b", "new-idle", "r", 4),
+        record("c", "new-busy", "r", 3),
+        record("d", "old-idle", "r", 2),
+    ]
+    states = {"a": "running", "b": "idle", "c": "waiting", "d": "idle"}
+
+    entries = agent_entries(records, "r", states, {}, {"a": "first  input\nof a"})
+
+    assert [e.label for e in entries] == ["new-busy", "old-busy", "new-idle", "old-idle"]
+    assert entries[1].first_input == "first input of a"
+    assert entries[1].state == "running"
+
+
+def test_agents_not_owned_by_the_current_one_are_named_with_their_owners():
+    records = {
+        r.id: r for r in (record("w", "w", "root"), record("s", "sub", "w"), record("x", "x", "s"))
+    }
+
+    assert owners_label(records["w"], records, "root") == "w"
+    assert owners_label(records["s"], records, "root") == "sub ‹ w"
+    assert owners_label(records["x"], records, "root") == "x ‹ sub ‹ w"
+    assert owners_label(records["x"], records, "w") == "x ‹ sub"
+
+
+# ---- the list on screen ------------------------------------------------------------
+
+
+async def test_slash_agents_lists_the_tree_with_states_first_inputs_and_owners(
+    home, work, script, gate
+):
+    script.on(None, root_spawning("w", "v"))
+    script.on("w", spawning_child("sub", gate))
+    script.on("v", lambda call: "v done")
+    script.on("sub", gate.handler)
+    app = make_app(home, work, script)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(pilot)
+        await submit(pilot, "spawn")
+        await until(pilot, lambda: "sub" in gate.started and "w" in gate.started)
+        await until(
+            pilot, lambda: app.runtime.coordinator.state_of(agent_named(app, "v").id) == "idle"
+        )
+        await submit(pilot, "/agents")
+        await until(pilot, lambda: isinstance(app.screen, AgentListScreen), what="the list")
+        screen = app.screen
+        await until(pilot, lambda: len(screen.entries) == 3, what="three entries")
+        assert [(e.label, e.state) for e in screen.entries] == [
+            ("sub ‹ w", "running"),
+            ("w", "running"),
+            ("v", "idle"),
+        ]
+        assert [e.first_input for e in screen.entries] == ["task of sub", "task of w", "task of v"]
+        text = screen_text(app)
+        assert "sub ‹ w (" in text and "task of sub" in text
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, AgentListScreen))
+        gate.release("sub")
+        gate.release("w")
+
+
+# ---- the viewer --------------------------------------------------------------------
+
+
+async def test_the_viewer_shows_the_agents_conversation_live(home, work, script, gate):
+    script.on(None, root_spawning("w"))
+    script.on("w", gate.handler)
+    app = make_app(home, work, script)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(pilot)
+        await submit(pilot, "spawn")
+        await until(pilot, lambda: "w" in gate.started, what="w to start")
+        viewer = await open_viewer(pilot, "w")
+        await until(pilot, lambda: "task of w" in screen_text(app), what="w's input")
+        assert "Agent w (" in screen_text(app) and "running" in screen_text(app)
+        gate.release("w")
+        await until(pilot, lambda: "w finished" in screen_text(app), what="w's answer, live")
+        await until(pilot, lambda: "idle" in screen_text(app).splitlines()[0], what="idle")
+        assert viewer.transcript.agent is agent_named(app, "w")
+
+
+async def test_text_typed_in_the_viewer_is_the_users_own_input_to_that_agent(home, work, script):
+    script.on(None, root_spawning("w"))
+    script.on("w", lambda call: f"w got {unwrap(user_texts(call)[-1])}")
+    app = make_app(home, work, script)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(pilot)
+        await submit(pilot, "spawn")
+        await until(pilot, lambda: app.runtime.agents and len(app.runtime.agents) == 2)
+        w = agent_named(app, "w")
+        await until(pilot, lambda: not app.runtime.coordinator.tree_has_live_work(app.root.id))
+        await open_viewer(pilot, "w")
+        await submit(pilot, "hello w")
+        await until(pilot, lambda: "w got hello w" in screen_text(app), what="w's answer")
+        last = [i for i in app.runtime.store.inputs(recipient_ids=[w.id]) if i.text == "hello w"]
+        assert last[0].sender_id is None and not last[0].has_result
+        assert user_texts(script.calls[-1])[-1] == "hello w"  # no sender header
+
+
+async def test_the_interrupt_key_in_the_viewer_aborts_the_agents_turn(home, work, script, gate):
+    script.on(None, root_spawning("w"))
+    script.on("w", gate.handler)
+    app = make_app(home, work, script)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(pilot)
+        await submit(pilot, "spawn")
+        await until(pilot, lambda: "w" in gate.started, what="w to start")
+        w = agent_named(app, "w")
+        await open_viewer(pilot, "w")
+        await type_text(pilot, "draft")
+        await pilot.press("escape")
+        await until(pilot, lambda: not w.loop.busy, what="w's turn to stop")
+        assert app.runtime.coordinator.state_of(w.id) == "idle"
+        assert isinstance(app.screen, ViewerScreen)
+        assert app.screen.editor.text == "draft"
+        await until(pilot, lambda: "Interrupted." in screen_text(app))
+
+
+async def test_the_clear_key_clears_the_input_then_closes_the_viewer(home, work, script, gate):
+    script.on(None, root_spawning("w"))
+    script.on("w", gate.handler)
+    app = make_app(home, work, script)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(pilot)
+        await submit(pilot, "spawn")
+        await until(pilot, lambda: "w" in gate.started, what="w to start")
+        viewer = await open_viewer(pilot, "w")
+        await type_text(pilot, "draft")
+        await pilot.press("ctrl+c")
+        assert viewer.editor.text == ""
+        assert app.screen is viewer
+        await pilot.press("ctrl+c")
+        await until(pilot, lambda: app.screen is not viewer, what="the viewer to close")
+        assert app.is_running
+        assert agent_named(app, "w").loop.busy
+        gate.release("w")
+
+
+async def test_the_current_session_keeps_running_behind_the_viewer(home, work, script, gate):
+    def root(call):
+        last = call.messages[-1]
+        if last.role == "user" and last.text == "spawn":
+            return root_spawning("w")(call)
+        if last.role == "user" and last.text == "block":
+            return gate.handler(call)
+        return "root reply"
+
+    script.on(None, root)
+    script.on("w", lambda call: "w done")
+    app = make_app(home, work, script)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(pilot)
+        await submit(pilot, "spawn")
+        await until(pilot, lambda: not app.runtime.coordinator.tree_has_live_work(app.root.id))
+        await submit(pilot, "block")
+        await until(pilot, lambda: None in gate.started, what="the root's turn")
+        viewer = await open_viewer(pilot, "w")
+        gate.release(None)
+        await until(pilot, lambda: not app.root.loop.busy, what="the root's turn to end")
+        await pilot.press("ctrl+c")
+        await until(pilot, lambda: app.screen is not viewer, what="the main screen")
+        await until(pilot, lambda: "None finished" in screen_text(app), what="the root's answer")
+
+
+async def test_the_viewer_of_an_offline_agent_shows_its_history_and_wakes_it_on_input(
+    home, work, script
+):
+    script.on(None, root_spawning("w"))
+    script.on("w", lambda call: f"w got {unwrap(user_texts(call)[-1])}")
+    app = make_app(home, work, script)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(pilot)
+        await submit(pilot, "spawn")
+        await until(pilot, lambda: len(app.runtime.agents) == 2)
+        w = agent_named(app, "w")
+        await until(pilot, lambda: not app.runtime.coordinator.tree_has_live_work(app.root.id))
+        await app.runtime.unload(w)
+        viewer = await open_viewer(pilot, "w")
+        await until(pilot, lambda: "w got task of w" in screen_text(app), what="the history")
+        assert viewer.agent is None
+        await submit(pilot, "wake up")
+        await until(pilot, lambda: "w got wake up" in screen_text(app), what="the woken answer")
+        assert viewer.agent is not None
