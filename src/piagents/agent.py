@@ -128,3 +128,5 @@ class Agent:
 
     def set_name(self, name: str | None) -> None:
         self.session.set_name(name)
+        self.loop.agent_name = name
+        self.runtime.coordinator.sessions_changed(self.session.record)

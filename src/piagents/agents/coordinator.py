@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from piagents.agents import texts
 from piagents.agents.addressing import Candidate, resolve, short_ids
+from piagents.agents.directory import Directory
 from piagents.agents.mailbox import poke
 from piagents.agents.texts import Shown
 from piagents.agents.tree import AgentMarks, Tree
@@ -62,8 +63,7 @@ class Coordinator:
         self.rt = runtime
         self.trees: dict[str, Tree] = {}
         self.marks: dict[str, AgentMarks] = {}
-        self._visible_version = 0
-        self._short_cache: dict[str, tuple[int, dict[str, str]]] = {}
+        self._directory: Directory | None = None
         self.listeners: list[Callable[[], None]] = []  # told when any state may have changed
         self._change_pending = False
         self._published: dict[str, str] = {}
@@ -118,8 +118,15 @@ class Coordinator:
             self.trees[root_id] = tree
         return tree
 
-    def sessions_changed(self) -> None:
-        self._visible_version += 1
+    @property
+    def directory(self) -> Directory:
+        if self._directory is None:
+            self._directory = Directory(self.rt.store)
+        return self._directory
+
+    def sessions_changed(self, record: SessionRecord) -> None:
+        """A session was created or renamed here."""
+        self.directory.add(record)
 
     # ---- attaching loaded Agents ------------------------------------------------
 
@@ -136,7 +143,7 @@ class Coordinator:
         loop.hooks.render_input = self._render
         loop.hooks.on_withdrawn = self._on_withdrawn
         loop.listeners.append(self._on_loop_event)
-        self.sessions_changed()
+        self.sessions_changed(record)
 
     def _settle_leftovers(self, root_id: str, tree: Tree) -> None:
         """Inputs a crashed or closed runtime left open end `aborted` on the next load."""
@@ -153,6 +160,7 @@ class Coordinator:
         record = agent.session.record
         if record.is_root:
             self.trees.pop(record.id, None)
+            self.directory.forget(record.id)  # another runtime may load it next
         self.changed()
 
     def _on_loop_event(self, event: LoopEvent) -> None:
@@ -209,30 +217,12 @@ class Coordinator:
 
     def visible(self, reader: SessionRecord) -> list[SessionRecord]:
         """The reader's tree, plus other roots when the reader is a root; not the reader."""
-        store = self.rt.store
-        root_id = self.root_of(reader)
-        seen: dict[str, SessionRecord] = {}
-        root = store.get_session(root_id)
-        if root is not None:
-            seen[root.id] = root
-        for s in store.list_sessions(root_id=root_id):
-            seen[s.id] = s
-        if reader.is_root:
-            for s in store.list_sessions(roots_only=True):
-                seen.setdefault(s.id, s)
-        seen.pop(reader.id, None)
-        return list(seen.values())
+        return self.directory.visible(reader)
 
     def short_map(
         self, reader: SessionRecord, visible: Sequence[SessionRecord] | None = None
     ) -> dict[str, str]:
-        cached = self._short_cache.get(reader.id)
-        if cached is not None and cached[0] == self._visible_version:
-            return cached[1]
-        others = visible if visible is not None else self.visible(reader)
-        mapping = short_ids([s.id for s in others], reader.id)
-        self._short_cache[reader.id] = (self._visible_version, mapping)
-        return mapping
+        return self.directory.short_map(reader)
 
     def shown(self, record: SessionRecord, reader: SessionRecord) -> Shown:
         short = (

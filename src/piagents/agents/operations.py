@@ -78,7 +78,6 @@ class Operations:
             thinking=thinking,
             fork=args.get("context") == "fork",
         )
-        self.c.sessions_changed()
         try:
             accepted = self.c.accept(caller, child, message, "followUp")
         except AgentCallError as exc:

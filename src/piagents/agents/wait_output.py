@@ -98,23 +98,25 @@ def render_wait(
     # Over the limit: add blocks while they fit (leaving room for the lines after
     # them); cut the one that crosses it.
     tail_sizes = [_size("\n".join(tail))] if tail else []
+    omitted_sizes = _omitted_line_sizes(items)
     kept: list[str] = []
-    kept_sizes: list[tuple[int, int]] = []
+    kept_total = _Sizes()
     truncation_json: dict[str, Any] | None = None
     omitted: list[int] = []
     for index, item in enumerate(items):
         if truncation_json is not None:
             omitted.append(index)
             continue
-        later = [i.shown for i in items[index + 1 :]]
-        after = [*tail_sizes, *([_size(texts.results_omitted(later))] if later else [])]
-        block_lines, block_bytes = _measure([*kept_sizes, _size(blocks[index]), *after])
+        later = [omitted_sizes[index + 1]] if index + 1 < len(items) else []
+        after = [*tail_sizes, *later]
+        block_size = _size(blocks[index])
+        block_lines, block_bytes = kept_total.joined(block_size, after)
         if block_lines <= max_lines and block_bytes <= max_bytes:
             kept.append(blocks[index])
-            kept_sizes.append(_size(blocks[index]))
+            kept_total.add(block_size)
             continue
         # Room left for the cut block: what the other parts and separators leave.
-        other_lines, other_bytes = _measure([*kept_sizes, (0, 0), *after])
+        other_lines, other_bytes = kept_total.joined((0, 0), after)
         cut, block = _cut_block(
             item,
             alone,
@@ -144,6 +146,38 @@ def render_wait(
     if interrupted:
         details["interrupted"] = True
     return WaitOutput(text, details, tuple(returned), full)
+
+
+class _Sizes:
+    """Running lines/bytes of the blocks kept so far (so each step costs O(1))."""
+
+    def __init__(self) -> None:
+        self.count = self.lines = self.bytes = 0
+
+    def add(self, size: tuple[int, int]) -> None:
+        self.count += 1
+        self.lines += size[0]
+        self.bytes += size[1]
+
+    def joined(self, extra: tuple[int, int], after: Sequence[tuple[int, int]]) -> tuple[int, int]:
+        """Lines and bytes of the kept blocks, `extra` and `after`, joined by blank lines."""
+        lines, size = _measure([extra, *after])
+        if self.count:
+            lines += self.lines + 1 + (self.count - 1)
+            size += self.bytes + 2 + 2 * (self.count - 1)
+        return lines, size
+
+
+def _omitted_line_sizes(items: Sequence[ResultItem]) -> list[tuple[int, int]]:
+    """Size of the `[Results omitted: …]` line naming items[i:], for each i."""
+    frame = len(texts.results_omitted([]).encode("utf-8"))
+    sizes: list[tuple[int, int]] = [(0, 0)] * (len(items) + 1)
+    labels_bytes = 0
+    for i in range(len(items) - 1, -1, -1):
+        labels_bytes += len(texts.label(items[i].shown).encode("utf-8"))
+        separators = 2 * (len(items) - 1 - i)
+        sizes[i] = (1, frame + labels_bytes + separators)
+    return sizes
 
 
 def _measure(parts: Sequence[tuple[int, int]]) -> tuple[int, int]:

@@ -9,17 +9,13 @@ the summary followed by the kept messages.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from piagents.ai.events import StreamEnd
 from piagents.ai.messages import (
     AssistantMessage,
-    ImageContent,
     Message,
-    TextContent,
-    ThinkingContent,
     ToolCall,
     ToolResultMessage,
     UserMessage,
@@ -31,13 +27,15 @@ from piagents.config import CompactionSettings
 from piagents.harness.context import context_entries, keeps, summary_message
 from piagents.harness.events import Compacted
 from piagents.harness.session import Session
+from piagents.harness.tokens import (
+    context_tokens,
+    estimate_tokens,
+)
 from piagents.store.records import CompactionEntry, Entry, MessageEntry
 
 if TYPE_CHECKING:
     from piagents.harness.loop import AgentLoop
 
-CHARS_PER_TOKEN = 4
-IMAGE_CHARS = 4800  # an image counts as about 1200 tokens
 TOOL_RESULT_MAX_CHARS = 2000  # the summariser needs the gist of a result, not all of it
 DEFAULT_RETRY = RetryPolicy()
 
@@ -96,30 +94,6 @@ class CompactionError(Exception):
 
 
 # ---- token estimates ---------------------------------------------------------
-
-
-def estimate_tokens(message: Message) -> int:
-    """A conservative estimate (chars / 4) of the tokens `message` takes in a context."""
-    chars = 0
-    for c in message.content:
-        if isinstance(c, TextContent):
-            chars += len(c.text)
-        elif isinstance(c, ThinkingContent):
-            chars += len(c.thinking)
-        elif isinstance(c, ImageContent):
-            chars += IMAGE_CHARS
-        else:
-            chars += len(c.name) + len(json.dumps(c.args))
-    return math.ceil(chars / CHARS_PER_TOKEN)
-
-
-def context_tokens(messages: Sequence[Message]) -> int:
-    """Tokens of a context: the last reported usage plus estimates of what came after it."""
-    for i in range(len(messages) - 1, -1, -1):
-        m = messages[i]
-        if isinstance(m, AssistantMessage) and m.usage.total_tokens > 0:
-            return m.usage.total_tokens + sum(estimate_tokens(x) for x in messages[i + 1 :])
-    return sum(estimate_tokens(m) for m in messages)
 
 
 def should_compact(tokens: int, context_window: int, settings: CompactionSettings) -> bool:
@@ -280,7 +254,7 @@ def auto_compaction(
     """A `LoopHooks.before_model_call` hook that compacts when the context nears its window."""
 
     async def before_model_call(loop: AgentLoop) -> None:
-        tokens = context_tokens(loop.session.context())
+        tokens = loop.session.context_tokens()
         if not should_compact(tokens, context_window_of(loop.model), settings):
             return
         try:

@@ -71,15 +71,20 @@ def build_context(entries: Iterable[Entry]) -> list[Message]:
     return repair_tool_results(out)
 
 
+def missing_results(open_calls: dict[str, str]) -> list[ToolResultMessage]:
+    """Error results for tool calls (id -> name) that never got one."""
+    return [
+        ToolResultMessage(call_id, name, (TextContent(MISSING_RESULT_TEXT),), None, True)
+        for call_id, name in open_calls.items()
+    ]
+
+
 def repair_tool_results(messages: Sequence[Message]) -> list[Message]:
     out: list[Message] = []
     open_calls: dict[str, str] = {}  # id -> name, of the latest assistant message
 
     def close_open() -> None:
-        for call_id, name in open_calls.items():
-            out.append(
-                ToolResultMessage(call_id, name, (TextContent(MISSING_RESULT_TEXT),), None, True)
-            )
+        out.extend(missing_results(open_calls))
         open_calls.clear()
 
     for m in messages:

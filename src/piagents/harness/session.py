@@ -6,8 +6,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from piagents.ai.messages import Message
-from piagents.harness.context import build_context, keeps
+from piagents.ai.messages import AssistantMessage, Message, ToolResultMessage
+from piagents.harness.context import context_entries, keeps, missing_results, summary_message
+from piagents.harness.tokens import estimate_tokens
 from piagents.store.base import SessionNotFound, Store
 from piagents.store.records import (
     CompactionEntry,
@@ -27,7 +28,42 @@ class Session:
         self.store = store
         self.record = record
         self.entries: list[Entry] = list(entries)
-        self._context: list[Message] = build_context(self.entries)
+        self._rebuild_context()
+
+    # ---- the context, kept up to date entry by entry -----------------------------
+
+    def _rebuild_context(self) -> None:
+        self._context: list[Message] = []
+        self._open_calls: dict[str, str] = {}  # calls of the last assistant message without results
+        self._usage_tokens = 0  # usage reported by the last assistant message that has it
+        self._tokens_after = 0  # estimates of what came after it
+        for e in context_entries(self.entries):
+            if isinstance(e, CompactionEntry):
+                self._push(summary_message(e))
+            elif isinstance(e, MessageEntry) and keeps(e.message):
+                self._push(e.message)
+
+    def _push(self, m: Message) -> None:
+        """Add a message as `build_context` would place it: results matched to calls."""
+        if isinstance(m, ToolResultMessage):
+            if m.tool_call_id not in self._open_calls:
+                return  # a result whose call is not in context
+            del self._open_calls[m.tool_call_id]
+        else:
+            self._close_open_calls()
+        self._context.append(m)
+        if isinstance(m, AssistantMessage):
+            self._open_calls = {c.id: c.name for c in m.tool_calls}
+            if m.usage.total_tokens > 0:
+                self._usage_tokens, self._tokens_after = m.usage.total_tokens, 0
+                return
+        self._tokens_after += estimate_tokens(m)
+
+    def _close_open_calls(self) -> None:
+        for m in missing_results(self._open_calls):
+            self._context.append(m)
+            self._tokens_after += estimate_tokens(m)
+        self._open_calls = {}
 
     @classmethod
     def create(
@@ -73,9 +109,12 @@ class Session:
 
     def context(self) -> list[Message]:
         """Messages as the model would get them (tool calls all answered)."""
-        from piagents.harness.context import repair_tool_results
+        return [*self._context, *missing_results(self._open_calls)]
 
-        return repair_tool_results(self._context)
+    def context_tokens(self) -> int:
+        """Tokens of `context()`: the last reported usage plus estimates after it."""
+        pending = sum(estimate_tokens(m) for m in missing_results(self._open_calls))
+        return self._usage_tokens + self._tokens_after + pending
 
     def append(self, *entries: Entry) -> None:
         """Commit `entries` in one transaction, then add them to memory."""
@@ -89,9 +128,9 @@ class Session:
         self.entries.extend(chained)
         for e in chained:
             if isinstance(e, CompactionEntry):
-                self._context = build_context(self.entries)
+                self._rebuild_context()
             elif isinstance(e, MessageEntry) and keeps(e.message):
-                self._context.append(e.message)
+                self._push(e.message)
         self.record = replace(self.record, updated=chained[-1].timestamp)
 
     def append_message(self, message: Message) -> MessageEntry:

@@ -67,6 +67,10 @@ class Store(Protocol):
         """Newest first; `root_id` selects the owned sessions of one tree."""
         ...
 
+    def roots_mark(self) -> tuple[int, int]:
+        """(count, latest creation time) of root sessions: changes when roots are added."""
+        ...
+
     def update_session(
         self,
         session_id: str,

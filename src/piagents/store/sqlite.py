@@ -296,6 +296,12 @@ class SQLiteStore:
         rows = self._read(lambda db: db.execute(sql, args).fetchall())
         return [self._record(r) for r in rows]
 
+    def roots_mark(self) -> tuple[int, int]:
+        row = self._fetch(
+            "SELECT count(*), coalesce(max(created), 0) FROM sessions WHERE owner_id IS NULL", ()
+        )[0]
+        return int(row[0]), int(row[1])
+
     def update_session(
         self,
         session_id: str,

@@ -13,7 +13,7 @@ from textual.widgets import Static
 from piagents.agent import Agent
 from piagents.ai.messages import AssistantMessage, Usage
 from piagents.ai.models import model_info
-from piagents.harness.compaction import context_tokens
+from piagents.harness.tokens import context_tokens
 from piagents.store.records import MessageEntry
 from piagents.tui.message_text import compact_number
 

@@ -1,0 +1,95 @@
+"""Who exists, as one runtime sees it: the trees loaded here and every root.
+
+Owned Agents are created only by the runtime that holds their tree, so its
+copy of a loaded tree is authoritative. Roots can be opened by any process
+on the home; their list is re-read when the store says it changed.
+"""
+
+from __future__ import annotations
+
+import time
+
+from piagents.agents.addressing import short_ids
+from piagents.store.base import Store
+from piagents.store.records import SessionRecord
+
+ROOTS_MAX_AGE_S = 2.0  # also re-read now and then, for renames in other processes
+
+
+class Directory:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.version = 0
+        self._trees: dict[str, dict[str, SessionRecord]] = {}
+        self._roots: dict[str, SessionRecord] = {}
+        self._roots_mark: tuple[int, int] | None = None
+        self._roots_read = 0.0
+        self._shorts: dict[tuple[str, bool], tuple[int, dict[str, str]]] = {}
+
+    def tree(self, root_id: str) -> dict[str, SessionRecord]:
+        """The owned records of a tree, by ID."""
+        tree = self._trees.get(root_id)
+        if tree is None:
+            tree = {s.id: s for s in self.store.list_sessions(root_id=root_id)}
+            self._trees[root_id] = tree
+        return tree
+
+    def forget(self, root_id: str) -> None:
+        self._trees.pop(root_id, None)
+
+    def roots(self) -> dict[str, SessionRecord]:
+        now = time.monotonic()
+        if now - self._roots_read > 0.05:  # at most one look at the store per 50 ms
+            mark = self.store.roots_mark()
+            if mark != self._roots_mark or now - self._roots_read > ROOTS_MAX_AGE_S:
+                self._roots = {s.id: s for s in self.store.list_sessions(roots_only=True)}
+                if mark != self._roots_mark:
+                    self.version += 1
+                self._roots_mark = mark
+            self._roots_read = now
+        return self._roots
+
+    def get(self, session_id: str, root_id: str) -> SessionRecord | None:
+        if session_id == root_id:
+            return self.roots().get(session_id) or self.store.get_session(session_id)
+        return self.tree(root_id).get(session_id)
+
+    def add(self, record: SessionRecord) -> None:
+        """A session was created or changed (renamed) by this runtime."""
+        if record.is_root:
+            self._roots[record.id] = record
+        elif record.root_id is not None:
+            self.tree(record.root_id)[record.id] = record
+        self.version += 1
+
+    def visible(self, reader: SessionRecord) -> list[SessionRecord]:
+        """The reader's tree, plus other roots when the reader is a root; not the reader."""
+        root_id = reader.root_id or reader.id
+        seen: dict[str, SessionRecord] = {}
+        roots = self.roots()
+        root = roots.get(root_id) or self.store.get_session(root_id)
+        if root is not None:
+            seen[root.id] = root
+        seen.update(self.tree(root_id))
+        if reader.is_root:
+            for rid, record in roots.items():
+                seen.setdefault(rid, record)
+        seen.pop(reader.id, None)
+        return list(seen.values())
+
+    def short_map(self, reader: SessionRecord) -> dict[str, str]:
+        """Short IDs as the reader sees them. Every owned Agent of a tree sees the same
+        set (the tree), and every root the tree plus all roots, so maps are shared."""
+        root_id = reader.root_id or reader.id
+        key = (root_id, reader.is_root)
+        if reader.is_root:
+            self.roots()  # may bump the version
+        cached = self._shorts.get(key)
+        if cached is not None and cached[0] == self.version:
+            return cached[1]
+        ids = [root_id, *self.tree(root_id)]
+        if reader.is_root:
+            ids.extend(self.roots())
+        mapping = short_ids(ids)
+        self._shorts[key] = (self.version, mapping)
+        return mapping
