@@ -17,7 +17,6 @@ from piagents.agents.coordinator import AgentCallError, Coordinator, error
 from piagents.agents.listing import (
     ListRow,
     excerpt,
-    matches,
     one_line,
     parse_query,
     render_page,
@@ -29,7 +28,7 @@ from piagents.agents.wait_output import ResultItem, render_wait
 from piagents.ai.models import ModelRef, parse_thinking_level
 from piagents.harness.context import build_context
 from piagents.harness.tools.base import ToolResult
-from piagents.store.records import InputRecord, MessageEntry, SessionRecord, new_id
+from piagents.store.records import InputRecord, MessageEntry, SearchHit, SessionRecord, new_id
 
 if TYPE_CHECKING:
     from piagents.agent import Agent
@@ -229,69 +228,60 @@ class Operations:
 
     def list_agents(self, caller: Agent, args: dict[str, Any]) -> ToolResult:
         me = caller.session.record
-        visible = self.c.visible(me)
-        shorts = self.c.short_map(me, visible)
+        visible = {s.id: s for s in self.c.visible(me)}
         state_filter = args.get("state")
         limit = int(args.get("limit", 20))
         offset = int(args.get("offset", 0))
-        query = args.get("query") or ""
-        groups = parse_query(query)
+        groups = parse_query(args.get("query") or "")
         store = self.rt.store
-        ids = [s.id for s in visible]
-        requests = store.latest_requests(ids)
-        states = self._states(visible)
-        rows: list[ListRow] = []
+        root_id = self.c.root_of(me)
+        hits: dict[str, SearchHit] = {}
         if groups:
-            hits = {h.session_id: h for h in store.search(ids, groups)}
-            for s in visible:
-                hit = hits.get(s.id)
-                if hit is None and not _meta_matches(s, shorts, groups):
-                    continue
-                request = requests.get(s.id)
-                shown_req: tuple[int, str] | None
-                if hit is not None and hit.text is not None:
-                    shown_req = (hit.timestamp, excerpt(hit.text, groups))
-                    order = hit.timestamp
-                else:
-                    shown_req = (request[0], one_line(unwrap(request[1]))) if request else None
-                    order = request[0] if request else s.created
-                rows.append(self._row(s, shorts, states, shown_req, order))
+            hits = {h.session_id: h for h in store.search(root_id, me.is_root, groups)}
+            order = {sid: h.timestamp for sid, h in hits.items() if sid in visible}
         else:
-            for s in visible:
-                request = requests.get(s.id)
-                shown_req = (request[0], one_line(unwrap(request[1]))) if request else None
-                rows.append(
-                    self._row(s, shorts, states, shown_req, request[0] if request else s.created)
-                )
+            times = store.request_times(root_id, me.is_root)
+            order = {sid: times.get(sid, s.created) for sid, s in visible.items()}
+        ranked = sorted(order, key=lambda sid: (order[sid], sid), reverse=True)
+        states: dict[str, str] = {}
         if state_filter:
-            rows = [r for r in rows if r.state == state_filter]
-        rows.sort(key=lambda r: (r.order, r.id), reverse=True)
-        page = rows[offset : offset + limit]
-        text, details = render_page(page, len(rows), offset)
+            states = self._states([visible[sid] for sid in ranked])
+            ranked = [sid for sid in ranked if states[sid] == state_filter]
+        page_ids = ranked[offset : offset + limit]
+        page = [visible[sid] for sid in page_ids]
+        if not state_filter:
+            states = self._states(page)
+        requests = store.latest_requests(page_ids)
+        shorts = self.c.short_map(me)
+        rows: list[ListRow] = []
+        for s in page:
+            hit = hits.get(s.id)
+            request = requests.get(s.id)
+            shown_req: tuple[int, str] | None = None
+            if hit is not None and hit.text is not None:
+                shown_req = (hit.timestamp, excerpt(hit.text, groups))
+            elif request is not None:
+                shown_req = (request[0], one_line(unwrap(request[1])))
+            shown = Shown(s.name, shorts.get(s.id, s.id[:8]))
+            rows.append(
+                ListRow(s.id, shown, s.owner_id, states.get(s.id, "idle"), s.cwd, shown_req, 0)
+            )
+        text, details = render_page(rows, len(ranked), offset)
         return ToolResult(text, details)
 
-    def _states(self, visible: Sequence[SessionRecord]) -> dict[str, str]:
+    def _states(self, records: Sequence[SessionRecord]) -> dict[str, str]:
         out: dict[str, str] = {}
         remote = []
-        for s in visible:
+        for s in records:
             if s.id in self.rt.agents or not s.is_root or self.c.root_of(s) in self.rt.agents:
                 out[s.id] = self.c.state_of(s.id)
             else:
                 remote.append(s.id)
         for sid, state in self.rt.store.states(remote).items():
             out[sid] = "idle" if state == "offline" else state
+        for sid in remote:
+            out.setdefault(sid, "idle")
         return out
-
-    @staticmethod
-    def _row(
-        s: SessionRecord,
-        shorts: dict[str, str],
-        states: dict[str, str],
-        request: tuple[int, str] | None,
-        order: int,
-    ) -> ListRow:
-        shown = Shown(s.name, shorts.get(s.id, s.id[:8]))
-        return ListRow(s.id, shown, s.owner_id, states.get(s.id, "idle"), s.cwd, request, order)
 
     async def abort(self, caller: Agent, args: dict[str, Any]) -> ToolResult:
         me = caller.session.record
@@ -322,7 +312,3 @@ class Operations:
 def fork_entries(caller: Agent) -> list[MessageEntry]:
     """A snapshot of the caller's conversation as the child's first entries."""
     return [MessageEntry(m) for m in build_context(caller.session.entries)]
-
-
-def _meta_matches(s: SessionRecord, shorts: dict[str, str], groups: list[list[str]]) -> bool:
-    return matches(f"{s.id} {s.name or ''} {s.cwd}", groups)

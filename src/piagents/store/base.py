@@ -124,8 +124,13 @@ class Store(Protocol):
     # What `list` reads: searchable documents, latest requests, and root states.
 
     def search(
-        self, session_ids: Sequence[str], groups: Sequence[Sequence[str]]
-    ) -> list[SearchHit]: ...
+        self, root_id: str, include_roots: bool, groups: Sequence[Sequence[str]]
+    ) -> list[SearchHit]:
+        """Each session of a tree (and all roots) matching a query, with its latest
+        matching document (None when its ID, name or cwd matched)."""
+        ...
+
+    def request_times(self, root_id: str, include_roots: bool) -> dict[str, int]: ...
 
     def latest_requests(self, session_ids: Sequence[str]) -> dict[str, tuple[int, str]]: ...
 

@@ -552,12 +552,15 @@ class SQLiteStore:
 
     # ---- search -----------------------------------------------------------------
 
+    _SCOPE = "(s.root_id = ? OR s.id = ? OR (? AND s.owner_id IS NULL))"
+
     def search(
-        self, session_ids: Sequence[str], groups: Sequence[Sequence[str]]
+        self, root_id: str, include_roots: bool, groups: Sequence[Sequence[str]]
     ) -> list[SearchHit]:
-        """Latest match per session: every term of some group found (case-insensitive)
-        in one document together with the session's ID, name and cwd."""
-        if not session_ids or not groups:
+        """Latest match per session of a tree (and of all roots): every term of some
+        group found, case-insensitively, in one document together with the session's
+        ID, name and cwd, or in those alone."""
+        if not groups:
             return []
         meta = "(s.id || ' ' || coalesce(s.name, '') || ' ' || s.cwd)"
         doc_cond = " OR ".join(
@@ -568,29 +571,36 @@ class SQLiteStore:
             "(" + " AND ".join(f"{meta} LIKE ? ESCAPE '\\'" for _ in g) + ")" for g in groups
         )
         patterns = [_like(t) for g in groups for t in g]
+        scope = (root_id, root_id, int(include_roots))
+        rows = self._fetch(
+            f"SELECT d.session_id, d.text, max(d.ts) FROM search_docs d "
+            f"JOIN sessions s ON s.id = d.session_id "
+            f"WHERE {self._SCOPE} AND ({doc_cond}) GROUP BY d.session_id",
+            (*scope, *patterns),
+        ) + self._fetch(
+            f"SELECT s.id, NULL, coalesce(s.latest_request_at, s.created) FROM sessions s "
+            f"WHERE {self._SCOPE} AND ({meta_cond})",
+            (*scope, *patterns),
+        )
         hits: dict[str, SearchHit] = {}
-        for chunk in _chunks(list(session_ids), 500):
-            marks = ",".join("?" * len(chunk))
-            sql_docs = (
-                f"SELECT d.session_id, d.text, max(d.ts) FROM search_docs d "
-                f"JOIN sessions s ON s.id = d.session_id "
-                f"WHERE d.session_id IN ({marks}) AND ({doc_cond}) GROUP BY d.session_id"
-            )
-            sql_meta = (
-                f"SELECT s.id, NULL, coalesce(s.latest_request_at, s.created) FROM sessions s "
-                f"WHERE s.id IN ({marks}) AND ({meta_cond})"
-            )
-            args = (*chunk, *patterns)
-            rows = self._fetch(sql_docs, args) + self._fetch(sql_meta, args)
-            for sid, text, ts in rows:
-                current = hits.get(sid)
-                if (
-                    current is None
-                    or ts > current.timestamp
-                    or (ts == current.timestamp and text is not None)
-                ):
-                    hits[sid] = SearchHit(sid, text, int(ts))
+        for sid, text, ts in rows:
+            current = hits.get(sid)
+            if (
+                current is None
+                or ts > current.timestamp
+                or (ts == current.timestamp and text is not None)
+            ):
+                hits[sid] = SearchHit(sid, text, int(ts))
         return list(hits.values())
+
+    def request_times(self, root_id: str, include_roots: bool) -> dict[str, int]:
+        """When each session of a tree (and of all roots) last got a request, or was created."""
+        rows = self._fetch(
+            f"SELECT s.id, coalesce(s.latest_request_at, s.created) FROM sessions s "
+            f"WHERE {self._SCOPE}",
+            (root_id, root_id, int(include_roots)),
+        )
+        return {sid: int(ts) for sid, ts in rows}
 
     def latest_requests(self, session_ids: Sequence[str]) -> dict[str, tuple[int, str]]:
         out: dict[str, tuple[int, str]] = {}
