@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import sqlite3
 import threading
@@ -397,12 +398,18 @@ class SQLiteStore:
             ).fetchall()
 
         rows = self._read(query)
+        # Building many small objects at once: the cycle collector would only rescan them.
+        collecting = gc.isenabled()
+        gc.disable()
         try:
             return [entry_from_json(json.loads(r[0])) for r in rows]
         except (ValueError, KeyError, TypeError) as exc:
             raise StoreError(
                 f"{self.path}: session {session_id} has an unreadable entry ({exc})"
             ) from exc
+        finally:
+            if collecting:
+                gc.enable()
 
     # ---- inputs ---------------------------------------------------------------
 
