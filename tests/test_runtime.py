@@ -465,3 +465,17 @@ async def test_an_error_raised_inside_async_with_comes_out_as_itself(home: Path)
     with pytest.raises(KeyError):
         async with piagents.Runtime(home=home, model=FunctionModel(Recorder())):
             raise KeyError("mine")
+
+
+async def test_the_supervision_face_is_refused_clearly_until_it_exists(home: Path) -> None:
+    async with piagents.Runtime(home=home, model=FunctionModel(Recorder())) as rt:
+        with pytest.raises(ValueError, match="supervision face"):
+            await rt.open_root(cwd=home, agent_api="supervision")
+        root = await rt.open_root(cwd=home, agent_api="agents")
+        assert "agent" in root.tool_names
+    rt2 = piagents.Runtime(
+        home=home,
+        model=FunctionModel(Recorder()),
+        settings={"pi-agents": {"agentApi": "supervision"}},
+    )
+    assert any("supervision face" in w for w in rt2.warnings)

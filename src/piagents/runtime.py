@@ -32,6 +32,18 @@ from piagents.store.records import SessionRecord
 from piagents.store.sqlite import SQLiteStore
 
 FAUX_DEFAULT = "faux/function"
+SUPERVISION_NOT_YET = (
+    "the supervision face of the agent tool (agentApi 'supervision') is not available "
+    "in this version; use the default 'agents' face"
+)
+
+
+def check_agent_api(agent_api: str) -> None:
+    """Refuse a face this version does not offer, rather than hand out the other one."""
+    if agent_api == "supervision":
+        raise ValueError(SUPERVISION_NOT_YET)
+    if agent_api != "agents":
+        raise ValueError(f"unknown agent API {agent_api!r}; expected 'agents'")
 
 
 class Runtime:
@@ -86,7 +98,10 @@ class Runtime:
     def warnings(self) -> tuple[str, ...]:
         """Problems with settings and extensions, to show at startup."""
         self._extension_tools()
-        return (*self.settings.warnings, *self.extension_warnings)
+        face = []
+        if self.settings.agents.agent_api == "supervision":
+            face = [f"pi-agents.agentApi: {SUPERVISION_NOT_YET}."]
+        return (*self.settings.warnings, *self.extension_warnings, *face)
 
     @property
     def store(self) -> Store:
@@ -197,6 +212,7 @@ class Runtime:
         directory = Path(cwd).expanduser().resolve() if cwd is not None else Path.cwd()
         meta: dict[str, Any] = {}
         if agent_api is not None:
+            check_agent_api(agent_api)
             meta["agentApi"] = agent_api
         s = Session.create(
             self.store,

@@ -125,7 +125,7 @@ def test_stamp_is_local_date_and_minute():
 
 def row(agent_id, name, owner_id, state, cwd, request=None, short=None):
     shown = Shown(name, short or agent_id[:8])
-    return ListRow(agent_id, shown, owner_id, state, cwd, request, order=0)
+    return ListRow(agent_id, shown, owner_id, state, cwd, request)
 
 
 def test_a_page_shows_each_entry_with_its_latest_request():

@@ -67,7 +67,6 @@ class ListRow:
     state: str
     cwd: str
     request: tuple[int, str] | None  # (time, text) shown under the entry
-    order: int  # sort key: latest activity or latest match
 
 
 def render_page(rows: Sequence[ListRow], total: int, offset: int) -> tuple[str, dict[str, Any]]:

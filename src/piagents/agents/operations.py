@@ -264,7 +264,7 @@ class Operations:
                 shown_req = (request[0], one_line(unwrap(request[1])))
             shown = Shown(s.name, shorts.get(s.id, s.id[:8]))
             rows.append(
-                ListRow(s.id, shown, s.owner_id, states.get(s.id, "idle"), s.cwd, shown_req, 0)
+                ListRow(s.id, shown, s.owner_id, states.get(s.id, "idle"), s.cwd, shown_req)
             )
         text, details = render_page(rows, len(ranked), offset)
         return ToolResult(text, details)

@@ -569,24 +569,35 @@ class SQLiteStore:
         ID, name and cwd, or in those alone."""
         if not groups:
             return []
-        meta = "(s.id || ' ' || coalesce(s.name, '') || ' ' || s.cwd)"
-        doc_cond = " OR ".join(
-            "(" + " AND ".join(f"({meta} || ' ' || d.text) LIKE ? ESCAPE '\\'" for _ in g) + ")"
-            for g in groups
-        )
-        meta_cond = " OR ".join(
-            "(" + " AND ".join(f"{meta} LIKE ? ESCAPE '\\'" for _ in g) + ")" for g in groups
-        )
-        patterns = [_like(t) for g in groups for t in g]
+        # Terms hold no spaces, so a term found in "ID name cwd text" is found in one
+        # of those fields: one LIKE per field, no string building per row.
+        fields = ("s.id", "s.name", "s.cwd")
+        meta_term = "(" + " OR ".join(f"{f} LIKE ?1 ESCAPE '\\'" for f in fields) + ")"
+        doc_term = "(d.text LIKE ?1 ESCAPE '\\' OR " + meta_term[1:]
+
+        def condition(term_sql: str) -> tuple[str, list[str]]:
+            parts: list[str] = []
+            args: list[str] = []
+            for g in groups:
+                ands = []
+                for t in g:
+                    ands.append(term_sql.replace("?1", f"?{len(args) + 4}"))
+                    args.append(_like(t))
+                parts.append("(" + " AND ".join(ands) + ")")
+            return " OR ".join(parts), args
+
+        doc_cond, patterns = condition(doc_term)
+        meta_cond, _ = condition(meta_term)
         scope = (root_id, root_id, int(include_roots))
+        scope_sql = "(s.root_id = ?1 OR s.id = ?2 OR (?3 AND s.owner_id IS NULL))"
         rows = self._fetch(
             f"SELECT d.session_id, d.text, max(d.ts) FROM search_docs d "
             f"JOIN sessions s ON s.id = d.session_id "
-            f"WHERE {self._SCOPE} AND ({doc_cond}) GROUP BY d.session_id",
+            f"WHERE {scope_sql} AND ({doc_cond}) GROUP BY d.session_id",
             (*scope, *patterns),
         ) + self._fetch(
             f"SELECT s.id, NULL, coalesce(s.latest_request_at, s.created) FROM sessions s "
-            f"WHERE {self._SCOPE} AND ({meta_cond})",
+            f"WHERE {scope_sql} AND ({meta_cond})",
             (*scope, *patterns),
         )
         hits: dict[str, SearchHit] = {}
