@@ -293,20 +293,9 @@ class Coordinator:
         """Leave a message in the store for the runtime that holds (or will hold) a root."""
         sender_rec = sender.session.record if sender is not None else None
         kind = "write" if delivery == "write" else "input"
-        stored = self.rt.store.add_input(
-            InputRecord(
-                id=new_id(),
-                root_id=recipient.id,
-                recipient_id=recipient.id,
-                sender_id=sender_rec.id if sender_rec is not None else None,
-                kind=kind,
-                delivery=delivery,
-                text=text,
-                has_result=False,  # roots have no owner: only owners get results
-                status="outstanding" if kind != "write" else "completed",
-                delivered=False,
-                rendered=self._rendered(sender_rec, recipient, text, kind),
-            )
+        # Roots have no owner, and only owners get results.
+        stored = self._record_input(
+            recipient.id, recipient, sender_rec, kind, delivery, text, False, delivered=False
         )
         holder = self.rt.store.lease_of(recipient.id)
         poked = holder is not None and await poke(holder.token)
@@ -352,21 +341,39 @@ class Coordinator:
         tree = self.tree(self.root_of(record))
         if kind == "input" and not record.is_root and tree.outstanding >= self.max_outstanding:
             raise AgentCallError(texts.input_rejected(tree.outstanding))
-        stored = self.rt.store.add_input(
+        stored = self._record_input(
+            tree.root_id, record, sender_rec, kind, delivery, text, kind == "input" and from_owner
+        )
+        return self._submit(recipient, stored)
+
+    def _record_input(
+        self,
+        root_id: str,
+        recipient: SessionRecord,
+        sender: SessionRecord | None,
+        kind: str,
+        delivery: str,
+        text: str,
+        has_result: bool,
+        *,
+        delivered: bool = True,
+    ) -> InputRecord:
+        """Commit an accepted message; writes have nothing to end, so they are done at once."""
+        return self.rt.store.add_input(
             InputRecord(
                 id=new_id(),
-                root_id=tree.root_id,
+                root_id=root_id,
                 recipient_id=recipient.id,
-                sender_id=sender_rec.id if sender_rec is not None else None,
+                sender_id=sender.id if sender is not None else None,
                 kind=kind,
                 delivery=delivery,
                 text=text,
-                has_result=kind == "input" and from_owner,
+                has_result=has_result,
                 status="outstanding" if kind != "write" else "completed",
-                rendered=self._rendered(sender_rec, record, text, kind),
+                delivered=delivered,
+                rendered=self._rendered(sender, recipient, text, kind),
             )
         )
-        return self._submit(recipient, stored)
 
     def _submit(self, recipient: Agent, stored: InputRecord) -> Accepted:
         record = recipient.session.record
