@@ -17,7 +17,7 @@ from piagents.agents.operations import fork_entries
 from piagents.agents.tool import AgentTool
 from piagents.ai.faux import FunctionModel
 from piagents.ai.models import ModelRef, ThinkingLevel, model_info, parse_thinking_level
-from piagents.ai.registry import ProviderConfigError, ProviderRegistry
+from piagents.ai.registry import ProviderConfigError, ProviderRegistry, default_model_from_env
 from piagents.config import Settings, default_home, load_settings
 from piagents.extensions import load_extensions
 from piagents.harness.compaction import auto_compaction
@@ -71,7 +71,11 @@ class Runtime:
         if function_model is not None:
             self.default_model: str | None = f"faux/{function_model.model_id}"
         else:
-            self.default_model = model if isinstance(model, str) else self.settings.default_model
+            self.default_model = (
+                model
+                if isinstance(model, str)
+                else self.settings.default_model or default_model_from_env()
+            )
         self.default_thinking: ThinkingLevel = (
             parse_thinking_level(thinking) if thinking else self.settings.default_thinking
         )
@@ -243,8 +247,8 @@ class Runtime:
         ref = self._model_ref(model or session.record.model or None)
         if ref is None:
             raise ProviderConfigError(
-                "No model configured: pass --model provider/modelId or set defaultModel "
-                "in settings.json."
+                "No model configured: set OPENAI_API_KEY or ANTHROPIC_API_KEY, pass --model "
+                "provider/modelId, or set defaultModel in settings.json."
             )
         if model is not None and str(ref) != session.record.model:
             session.set_model(str(ref))  # a model chosen at reopen is kept with the session

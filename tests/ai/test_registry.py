@@ -403,3 +403,13 @@ def test_a_faux_route_is_loaded_once_whatever_the_thinking_level(route_module: s
 
     assert a is b
     assert isinstance(a, FunctionModel)
+
+
+def test_the_default_model_follows_the_key_in_the_environment(monkeypatch):
+    from piagents.ai.registry import default_model_from_env
+
+    assert default_model_from_env() is None
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    assert default_model_from_env() == "anthropic/claude-sonnet-4-5"
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    assert default_model_from_env() == "openai/gpt-5"

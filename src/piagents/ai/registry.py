@@ -31,6 +31,20 @@ BUILTINS: dict[str, BuiltinProvider] = {
 }
 
 
+# The model used when settings name none, by the first key found in the environment.
+DEFAULT_MODELS = (
+    ("OPENAI_API_KEY", "openai/gpt-5"),
+    ("ANTHROPIC_API_KEY", "anthropic/claude-sonnet-4-5"),
+)
+
+
+def default_model_from_env() -> str | None:
+    for variable, model in DEFAULT_MODELS:
+        if os.environ.get(variable):
+            return model
+    return None
+
+
 def is_loopback(url: str | None) -> bool:
     """Whether `url` names this machine (`localhost`, 127.0.0.0/8 or ::1)."""
     if not url:
