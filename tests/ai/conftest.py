@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from loopback import LoopbackServer
@@ -12,3 +13,11 @@ async def server() -> AsyncIterator[LoopbackServer]:
     await loopback.start()
     yield loopback
     await loopback.close()
+
+
+@pytest.fixture
+async def provider(server: LoopbackServer, case: Any) -> AsyncIterator[Any]:
+    """The adapter under test (its module's `case` fixture says which), on the loopback server."""
+    p = case.connect(server.url)
+    yield p
+    await p.aclose()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -11,40 +9,28 @@ from loopback import (
     Failure,
     LoopbackServer,
     Stream,
-    cancel_after_first_event,
     collect,
     sse,
 )
+from provider_cases import FAST_RETRY, READ_TOOL, ProviderCase, TransportTests, asker, final
 
 from piagents.ai.anthropic_messages import AnthropicMessagesProvider, thinking_budget
 from piagents.ai.events import (
-    StreamEnd,
-    StreamEvent,
     StreamRetry,
-    TextDelta,
     ThinkingDelta,
     ToolCallDelta,
 )
 from piagents.ai.messages import (
     AssistantMessage,
     ImageContent,
-    Message,
     TextContent,
     ThinkingContent,
     ToolCall,
     ToolResultMessage,
     UserMessage,
 )
-from piagents.ai.models import ModelRef, ThinkingLevel
-from piagents.ai.provider import ModelRequest, ProviderError, ToolSpec
-from piagents.ai.retry import RetryPolicy, stream_with_retry
-
-FAST_RETRY = RetryPolicy(max_retries=3, base_delay_s=0.01)
-READ_TOOL = ToolSpec(
-    "read",
-    "Read a file",
-    {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
-)
+from piagents.ai.provider import ProviderError
+from piagents.ai.retry import stream_with_retry
 
 # ---- the wire format ------------------------------------------------------------
 
@@ -142,54 +128,34 @@ def api_error(kind: str, message: str) -> dict[str, Any]:
 
 # ---- fixtures and helpers -----------------------------------------------------------
 
+ask = asker("anthropic/claude-haiku-4-5")
+CASE = ProviderCase(
+    connect=lambda url: AnthropicMessagesProvider(
+        "anthropic", base_url=url, api_key="sk-ant-test", headers={"x-team": "pi"}
+    ),
+    ask=ask,
+    text_answer=text_answer,
+    model=("anthropic", "claude-haiku-4-5"),
+    drop_after=4,
+    unfinished=[message_start(), *text_block(0, "half")],  # no message_stop
+    held_open=[message_start(), *text_block(0, "thinking about it")[:2]],
+    rate_limited=api_error("rate_limit_error", "Number of request tokens has exceeded your limit"),
+    rate_limit_message="Number of request tokens has exceeded your limit",
+    server_error=api_error("api_error", "Internal server error"),
+    server_error_message="Internal server error",
+)
+
 
 @pytest.fixture
-async def provider(server: LoopbackServer) -> AsyncIterator[AnthropicMessagesProvider]:
-    p = AnthropicMessagesProvider(
-        "anthropic", base_url=server.url, api_key="sk-ant-test", headers={"x-team": "pi"}
-    )
-    yield p
-    await p.aclose()
+def case() -> ProviderCase:
+    return CASE
 
 
-def ask(
-    *messages: Message,
-    model: str = "anthropic/claude-haiku-4-5",
-    tools: tuple[ToolSpec, ...] = (),
-    thinking: ThinkingLevel = "off",
-    max_output: int | None = None,
-) -> ModelRequest:
-    return ModelRequest(
-        ModelRef.parse(model),
-        "You are terse.",
-        messages or (UserMessage.of("hi"),),
-        tools,
-        thinking,
-        max_output,
-    )
-
-
-def final(events: list[StreamEvent]) -> AssistantMessage:
-    assert isinstance(events[-1], StreamEnd)
-    assert sum(isinstance(e, StreamEnd) for e in events) == 1
-    return events[-1].message
+class TestTransport(TransportTests):
+    """The shared streaming, retry and cancellation tests, against Anthropic Messages."""
 
 
 # ---- streaming ---------------------------------------------------------------------
-
-
-async def test_text_streams_as_deltas_and_ends_with_the_whole_message(
-    server: LoopbackServer, provider: AnthropicMessagesProvider
-) -> None:
-    server.reply(Stream(text_answer("Hel", "lo ", "there")))
-
-    events = await collect(provider.stream(ask()))
-
-    assert [e.text for e in events if isinstance(e, TextDelta)] == ["Hel", "lo ", "there"]
-    message = final(events)
-    assert message.content == (TextContent("Hello there"),)
-    assert message.stop_reason == "stop"
-    assert (message.provider, message.model) == ("anthropic", "claude-haiku-4-5")
 
 
 async def test_thinking_streams_as_thinking_deltas_and_keeps_its_signature(
@@ -391,22 +357,6 @@ async def test_request_carries_model_system_prompt_tools_and_tool_results(
 # ---- failures -----------------------------------------------------------------------
 
 
-async def test_rate_limit_is_retried_and_the_second_attempt_succeeds(
-    server: LoopbackServer, provider: AnthropicMessagesProvider
-) -> None:
-    limited = api_error("rate_limit_error", "Number of request tokens has exceeded your limit")
-    server.reply(Failure(429, limited), Stream(text_answer("ok")))
-
-    events = await collect(stream_with_retry(provider, ask(), FAST_RETRY))
-
-    [retry] = [e for e in events if isinstance(e, StreamRetry)]
-    assert retry.error == (
-        "anthropic returned HTTP 429: Number of request tokens has exceeded your limit"
-    )
-    assert final(events).text == "ok"
-    assert len(server.requests) == 2
-
-
 async def test_overloaded_is_retried(
     server: LoopbackServer, provider: AnthropicMessagesProvider
 ) -> None:
@@ -437,20 +387,6 @@ async def test_an_overloaded_error_event_mid_stream_is_retryable(
     )
 
 
-async def test_server_error_that_keeps_failing_ends_with_a_clear_error_message(
-    server: LoopbackServer, provider: AnthropicMessagesProvider
-) -> None:
-    broken = Failure(500, api_error("api_error", "Internal server error"))
-    server.reply(*[broken] * 4)
-
-    events = await collect(stream_with_retry(provider, ask(), FAST_RETRY))
-
-    assert sum(isinstance(e, StreamRetry) for e in events) == 3
-    message = final(events)
-    assert message.stop_reason == "error"
-    assert message.error_message == "anthropic returned HTTP 500: Internal server error"
-
-
 async def test_invalid_request_is_not_retried(
     server: LoopbackServer, provider: AnthropicMessagesProvider
 ) -> None:
@@ -463,50 +399,3 @@ async def test_invalid_request_is_not_retried(
     assert not failure.value.retryable
     assert failure.value.status == 400
     assert "messages: text content blocks must be non-empty" in str(failure.value)
-
-
-async def test_connection_dropped_mid_stream_is_a_retryable_error(
-    server: LoopbackServer, provider: AnthropicMessagesProvider
-) -> None:
-    server.reply(Stream(text_answer("a", "b", "c"), drop_after=4))
-
-    with pytest.raises(ProviderError) as failure:
-        await collect(provider.stream(ask()))
-
-    assert failure.value.retryable
-    assert "connection" in str(failure.value)
-
-
-async def test_stream_that_ends_before_message_stop_is_a_retryable_error(
-    server: LoopbackServer, provider: AnthropicMessagesProvider
-) -> None:
-    server.reply(Stream([message_start(), *text_block(0, "half")]))
-
-    with pytest.raises(ProviderError) as failure:
-        await collect(provider.stream(ask()))
-
-    assert failure.value.retryable
-
-
-async def test_dropped_stream_is_retried_after_a_stream_retry_event(
-    server: LoopbackServer, provider: AnthropicMessagesProvider
-) -> None:
-    server.reply(Stream(text_answer("lost"), drop_after=4), Stream(text_answer("kept")))
-
-    events = await collect(stream_with_retry(provider, ask(), FAST_RETRY))
-
-    kinds = [type(e).__name__ for e in events]
-    assert kinds == ["TextDelta", "StreamRetry", "TextDelta", "StreamEnd"]
-    assert final(events).text == "kept"
-
-
-async def test_cancelling_the_consumer_closes_the_connection(
-    server: LoopbackServer, provider: AnthropicMessagesProvider
-) -> None:
-    server.reply(Stream([message_start(), *text_block(0, "thinking about it")[:2]], hold_open=True))
-    events = provider.stream(ask())
-
-    await cancel_after_first_event(events)
-
-    await asyncio.wait_for(server.client_left.wait(), 1.0)
-    assert server.requests[0].client_left_early

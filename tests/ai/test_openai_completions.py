@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -11,44 +9,30 @@ from loopback import (
     Failure,
     LoopbackServer,
     Stream,
-    cancel_after_first_event,
     collect,
     sse,
 )
+from provider_cases import READ_TOOL, ProviderCase, TransportTests, asker, final
 
 from piagents.ai.events import (
-    StreamEnd,
-    StreamEvent,
-    StreamRetry,
-    TextDelta,
     ThinkingDelta,
     ToolCallDelta,
 )
 from piagents.ai.messages import (
     AssistantMessage,
     ImageContent,
-    Message,
     TextContent,
     ThinkingContent,
     ToolCall,
     ToolResultMessage,
     UserMessage,
 )
-from piagents.ai.models import ModelRef, ThinkingLevel
 from piagents.ai.openai_completions import (
     OpenAICompletionsProvider,
     chat_messages,
     is_openai,
 )
-from piagents.ai.provider import ModelRequest, ProviderError, ToolSpec
-from piagents.ai.retry import RetryPolicy, stream_with_retry
-
-FAST_RETRY = RetryPolicy(max_retries=3, base_delay_s=0.01)
-READ_TOOL = ToolSpec(
-    "read",
-    "Read a file",
-    {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
-)
+from piagents.ai.provider import ProviderError
 
 # ---- the wire format ------------------------------------------------------------
 
@@ -110,52 +94,40 @@ def tool_args(index: int, fragment: str) -> str:
 
 # ---- fixtures and helpers -----------------------------------------------------------
 
+ask = asker("local/qwen3-coder")
+CASE = ProviderCase(
+    connect=lambda url: OpenAICompletionsProvider(
+        "local", base_url=url + "/v1", api_key="sk-test", headers={"x-team": "pi"}
+    ),
+    ask=ask,
+    text_answer=text_answer,
+    model=("local", "qwen3-coder"),
+    drop_after=2,
+    unfinished=[START, chunk({"content": "half"}), DONE],  # no finish reason
+    held_open=[START, chunk({"content": "thinking about it"})],
+    rate_limited={
+        "error": {
+            "message": "Rate limit reached",
+            "type": "requests",
+            "code": "rate_limit_exceeded",
+        }
+    },
+    rate_limit_message="Rate limit reached",
+    server_error={"error": {"message": "The server had an error", "type": "server_error"}},
+    server_error_message="The server had an error",
+)
+
 
 @pytest.fixture
-async def provider(server: LoopbackServer) -> AsyncIterator[OpenAICompletionsProvider]:
-    p = OpenAICompletionsProvider(
-        "local", base_url=server.url + "/v1", api_key="sk-test", headers={"x-team": "pi"}
-    )
-    yield p
-    await p.aclose()
+def case() -> ProviderCase:
+    return CASE
 
 
-def ask(
-    *messages: Message,
-    model: str = "local/qwen3-coder",
-    tools: tuple[ToolSpec, ...] = (),
-    thinking: ThinkingLevel = "off",
-) -> ModelRequest:
-    return ModelRequest(
-        ModelRef.parse(model),
-        "You are terse.",
-        messages or (UserMessage.of("hi"),),
-        tools,
-        thinking,
-    )
-
-
-def final(events: list[StreamEvent]) -> AssistantMessage:
-    assert isinstance(events[-1], StreamEnd)
-    assert sum(isinstance(e, StreamEnd) for e in events) == 1
-    return events[-1].message
+class TestTransport(TransportTests):
+    """The shared streaming, retry and cancellation tests, against Chat Completions."""
 
 
 # ---- streaming ---------------------------------------------------------------------
-
-
-async def test_text_streams_as_deltas_and_ends_with_the_whole_message(
-    server: LoopbackServer, provider: OpenAICompletionsProvider
-) -> None:
-    server.reply(Stream(text_answer("Hel", "lo ", "there")))
-
-    events = await collect(provider.stream(ask()))
-
-    assert [e.text for e in events if isinstance(e, TextDelta)] == ["Hel", "lo ", "there"]
-    message = final(events)
-    assert message.content == (TextContent("Hello there"),)
-    assert message.stop_reason == "stop"
-    assert (message.provider, message.model) == ("local", "qwen3-coder")
 
 
 @pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
@@ -367,43 +339,6 @@ def test_only_openai_itself_is_sent_max_completion_tokens() -> None:
 # ---- failures -----------------------------------------------------------------------
 
 
-async def test_rate_limit_is_retried_and_the_second_attempt_succeeds(
-    server: LoopbackServer, provider: OpenAICompletionsProvider
-) -> None:
-    limited = {
-        "error": {
-            "message": "Rate limit reached",
-            "type": "requests",
-            "code": "rate_limit_exceeded",
-        }
-    }
-    server.reply(Failure(429, limited), Stream(text_answer("ok")))
-
-    events = await collect(stream_with_retry(provider, ask(), FAST_RETRY))
-
-    [retry] = [e for e in events if isinstance(e, StreamRetry)]
-    assert retry.attempt == 1
-    assert "429" in retry.error
-    assert "Rate limit reached" in retry.error
-    assert final(events).text == "ok"
-    assert len(server.requests) == 2
-
-
-async def test_server_error_that_keeps_failing_ends_with_a_clear_error_message(
-    server: LoopbackServer, provider: OpenAICompletionsProvider
-) -> None:
-    broken = Failure(500, {"error": {"message": "The server had an error", "type": "server_error"}})
-    server.reply(*[broken] * 4)
-
-    events = await collect(stream_with_retry(provider, ask(), FAST_RETRY))
-
-    assert sum(isinstance(e, StreamRetry) for e in events) == 3
-    message = final(events)
-    assert message.stop_reason == "error"
-    assert message.error_message == "local returned HTTP 500: The server had an error"
-    assert len(server.requests) == 4
-
-
 async def test_unauthorized_is_not_retried(
     server: LoopbackServer, provider: OpenAICompletionsProvider
 ) -> None:
@@ -415,50 +350,3 @@ async def test_unauthorized_is_not_retried(
     assert not failure.value.retryable
     assert failure.value.status == 401
     assert str(failure.value) == "local returned HTTP 401: Incorrect API key provided"
-
-
-async def test_connection_dropped_mid_stream_is_a_retryable_error(
-    server: LoopbackServer, provider: OpenAICompletionsProvider
-) -> None:
-    server.reply(Stream(text_answer("a", "b", "c"), drop_after=2))
-
-    with pytest.raises(ProviderError) as failure:
-        await collect(provider.stream(ask()))
-
-    assert failure.value.retryable
-    assert "connection" in str(failure.value)
-
-
-async def test_stream_that_ends_without_a_finish_reason_is_a_retryable_error(
-    server: LoopbackServer, provider: OpenAICompletionsProvider
-) -> None:
-    server.reply(Stream([START, chunk({"content": "half"}), DONE]))
-
-    with pytest.raises(ProviderError) as failure:
-        await collect(provider.stream(ask()))
-
-    assert failure.value.retryable
-
-
-async def test_dropped_stream_is_retried_after_a_stream_retry_event(
-    server: LoopbackServer, provider: OpenAICompletionsProvider
-) -> None:
-    server.reply(Stream(text_answer("lost"), drop_after=2), Stream(text_answer("kept")))
-
-    events = await collect(stream_with_retry(provider, ask(), FAST_RETRY))
-
-    kinds = [type(e).__name__ for e in events]
-    assert kinds == ["TextDelta", "StreamRetry", "TextDelta", "StreamEnd"]
-    assert final(events).text == "kept"
-
-
-async def test_cancelling_the_consumer_closes_the_connection(
-    server: LoopbackServer, provider: OpenAICompletionsProvider
-) -> None:
-    server.reply(Stream([START, chunk({"content": "thinking about it"})], hold_open=True))
-    events = provider.stream(ask())
-
-    await cancel_after_first_event(events)
-
-    await asyncio.wait_for(server.client_left.wait(), 1.0)
-    assert server.requests[0].client_left_early

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import itertools
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -12,40 +10,28 @@ from loopback import (
     Failure,
     LoopbackServer,
     Stream,
-    cancel_after_first_event,
     collect,
     sse,
 )
+from provider_cases import FAST_RETRY, READ_TOOL, ProviderCase, TransportTests, asker, final
 
 from piagents.ai.events import (
-    StreamEnd,
-    StreamEvent,
     StreamRetry,
-    TextDelta,
     ThinkingDelta,
     ToolCallDelta,
 )
 from piagents.ai.messages import (
     AssistantMessage,
     ImageContent,
-    Message,
     TextContent,
     ThinkingContent,
     ToolCall,
     ToolResultMessage,
     UserMessage,
 )
-from piagents.ai.models import ModelRef, ThinkingLevel
 from piagents.ai.openai_responses import OpenAIResponsesProvider
-from piagents.ai.provider import ModelRequest, ProviderError, ToolSpec
-from piagents.ai.retry import RetryPolicy, stream_with_retry
-
-FAST_RETRY = RetryPolicy(max_retries=3, base_delay_s=0.01)
-READ_TOOL = ToolSpec(
-    "read",
-    "Read a file",
-    {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
-)
+from piagents.ai.provider import ProviderError
+from piagents.ai.retry import stream_with_retry
 
 # ---- the wire format ------------------------------------------------------------
 
@@ -169,52 +155,40 @@ def text_answer(*pieces: str) -> list[str]:
 
 # ---- fixtures and helpers -----------------------------------------------------------
 
+ask = asker("openai/gpt-5")
+CASE = ProviderCase(
+    connect=lambda url: OpenAIResponsesProvider(
+        "openai", base_url=url + "/v1", api_key="sk-test", headers={"x-team": "pi"}
+    ),
+    ask=ask,
+    text_answer=text_answer,
+    model=("openai", "gpt-5"),
+    drop_after=5,
+    unfinished=[*CREATED, *message_item(0, "half")],  # no response.completed
+    held_open=[*CREATED, *message_item(0, "thinking about it")[:3]],
+    rate_limited={
+        "error": {
+            "message": "Rate limit reached",
+            "type": "requests",
+            "code": "rate_limit_exceeded",
+        }
+    },
+    rate_limit_message="Rate limit reached",
+    server_error={"error": {"message": "The server had an error", "type": "server_error"}},
+    server_error_message="The server had an error",
+)
+
 
 @pytest.fixture
-async def provider(server: LoopbackServer) -> AsyncIterator[OpenAIResponsesProvider]:
-    p = OpenAIResponsesProvider(
-        "openai", base_url=server.url + "/v1", api_key="sk-test", headers={"x-team": "pi"}
-    )
-    yield p
-    await p.aclose()
+def case() -> ProviderCase:
+    return CASE
 
 
-def ask(
-    *messages: Message,
-    model: str = "openai/gpt-5",
-    tools: tuple[ToolSpec, ...] = (),
-    thinking: ThinkingLevel = "off",
-) -> ModelRequest:
-    return ModelRequest(
-        ModelRef.parse(model),
-        "You are terse.",
-        messages or (UserMessage.of("hi"),),
-        tools,
-        thinking,
-    )
-
-
-def final(events: list[StreamEvent]) -> AssistantMessage:
-    assert isinstance(events[-1], StreamEnd)
-    assert sum(isinstance(e, StreamEnd) for e in events) == 1
-    return events[-1].message
+class TestTransport(TransportTests):
+    """The shared streaming, retry and cancellation tests, against the Responses API."""
 
 
 # ---- streaming ---------------------------------------------------------------------
-
-
-async def test_text_streams_as_deltas_and_ends_with_the_whole_message(
-    server: LoopbackServer, provider: OpenAIResponsesProvider
-) -> None:
-    server.reply(Stream(text_answer("Hel", "lo ", "there")))
-
-    events = await collect(provider.stream(ask()))
-
-    assert [e.text for e in events if isinstance(e, TextDelta)] == ["Hel", "lo ", "there"]
-    message = final(events)
-    assert message.content == (TextContent("Hello there"),)
-    assert message.stop_reason == "stop"
-    assert (message.provider, message.model) == ("openai", "gpt-5")
 
 
 async def test_reasoning_summaries_stream_as_thinking_before_the_text(
@@ -381,41 +355,6 @@ async def test_request_carries_model_instructions_tools_and_tool_results(
 # ---- failures -----------------------------------------------------------------------
 
 
-async def test_rate_limit_is_retried_and_the_second_attempt_succeeds(
-    server: LoopbackServer, provider: OpenAIResponsesProvider
-) -> None:
-    limited = {
-        "error": {
-            "message": "Rate limit reached",
-            "type": "requests",
-            "code": "rate_limit_exceeded",
-        }
-    }
-    server.reply(Failure(429, limited), Stream(text_answer("ok")))
-
-    events = await collect(stream_with_retry(provider, ask(), FAST_RETRY))
-
-    [retry] = [e for e in events if isinstance(e, StreamRetry)]
-    assert "429" in retry.error
-    assert "Rate limit reached" in retry.error
-    assert final(events).text == "ok"
-    assert len(server.requests) == 2
-
-
-async def test_server_error_that_keeps_failing_ends_with_a_clear_error_message(
-    server: LoopbackServer, provider: OpenAIResponsesProvider
-) -> None:
-    broken = Failure(500, {"error": {"message": "The server had an error", "type": "server_error"}})
-    server.reply(*[broken] * 4)
-
-    events = await collect(stream_with_retry(provider, ask(), FAST_RETRY))
-
-    assert sum(isinstance(e, StreamRetry) for e in events) == 3
-    message = final(events)
-    assert message.stop_reason == "error"
-    assert message.error_message == "openai returned HTTP 500: The server had an error"
-
-
 async def test_bad_request_is_not_retried(
     server: LoopbackServer, provider: OpenAIResponsesProvider
 ) -> None:
@@ -448,39 +387,3 @@ async def test_a_failed_response_in_the_stream_is_reported(
     assert (
         str(failure.value) == "openai reported an error mid-stream (server_error): Something broke"
     )
-
-
-async def test_connection_dropped_mid_stream_is_a_retryable_error(
-    server: LoopbackServer, provider: OpenAIResponsesProvider
-) -> None:
-    server.reply(Stream(text_answer("a", "b", "c"), drop_after=5))
-
-    with pytest.raises(ProviderError) as failure:
-        await collect(provider.stream(ask()))
-
-    assert failure.value.retryable
-    assert "connection" in str(failure.value)
-
-
-async def test_dropped_stream_is_retried_after_a_stream_retry_event(
-    server: LoopbackServer, provider: OpenAIResponsesProvider
-) -> None:
-    server.reply(Stream(text_answer("lost"), drop_after=5), Stream(text_answer("kept")))
-
-    events = await collect(stream_with_retry(provider, ask(), FAST_RETRY))
-
-    kinds = [type(e).__name__ for e in events]
-    assert kinds == ["TextDelta", "StreamRetry", "TextDelta", "StreamEnd"]
-    assert final(events).text == "kept"
-
-
-async def test_cancelling_the_consumer_closes_the_connection(
-    server: LoopbackServer, provider: OpenAIResponsesProvider
-) -> None:
-    server.reply(Stream([*CREATED, *message_item(0, "thinking about it")[:3]], hold_open=True))
-    events = provider.stream(ask())
-
-    await cancel_after_first_event(events)
-
-    await asyncio.wait_for(server.client_left.wait(), 1.0)
-    assert server.requests[0].client_left_early

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
-from piagents.ai.events import TextDelta, ThinkingDelta, ToolCallDelta
+from piagents.ai.events import StreamEnd, StreamEvent, TextDelta, ThinkingDelta, ToolCallDelta
 from piagents.ai.messages import (
     AssistantContent,
+    AssistantMessage,
     ImageContent,
     TextContent,
     ThinkingContent,
@@ -17,6 +20,79 @@ from piagents.ai.messages import (
 )
 from piagents.ai.models import ModelRef, cost_of, model_info
 from piagents.ai.provider import ModelRequest, ProviderError
+
+# ---- the provider skeleton -----------------------------------------------------
+
+_Event = TypeVar("_Event")
+_EventContra = TypeVar("_EventContra", contravariant=True)
+
+
+class _Client(Protocol):
+    async def close(self) -> None: ...
+
+
+_ClientT = TypeVar("_ClientT", bound=_Client)
+
+
+class SDKProvider(Generic[_ClientT]):
+    """Holds a provider's name and SDK client; subclasses build the client and stream."""
+
+    def __init__(self, name: str, client: _ClientT) -> None:
+        self.name = name
+        self._client = client
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def client_options(
+    *, base_url: str | None, api_key: str, headers: dict[str, str]
+) -> dict[str, Any]:
+    """Keyword arguments for an SDK client."""
+    # Our retry layer (retry.py) retries; the SDK must not retry underneath it.
+    return {
+        "api_key": api_key,
+        "base_url": base_url,
+        "max_retries": 0,
+        "default_headers": headers,
+    }
+
+
+class EventReader(Protocol[_EventContra]):
+    """Turns the SDK events of one streamed answer into our events and the final message."""
+
+    def read(self, event: _EventContra) -> Iterator[StreamEvent]: ...
+
+    def result(self) -> AssistantMessage | None:
+        """The final message, or None if the stream ended before the answer was complete."""
+        ...
+
+
+async def stream_sdk(
+    provider: str,
+    open_stream: Callable[[], Awaitable[AbstractAsyncContextManager[AsyncIterable[_Event]]]],
+    reader: EventReader[_Event],
+    map_error: Callable[[str, Exception], ProviderError | None],
+) -> AsyncIterator[StreamEvent]:
+    """Open an SDK stream, feed its events to `reader`, map SDK failures to `ProviderError`,
+    and end with `StreamEnd` once the answer is complete."""
+    try:
+        async with await open_stream() as events:
+            async for event in events:
+                for out in reader.read(event):
+                    yield out
+    except ProviderError:
+        raise
+    except Exception as exc:
+        error = map_error(provider, exc)
+        if error is None:
+            raise
+        raise error from exc
+    message = reader.result()
+    if message is None:
+        raise incomplete_stream(provider)
+    yield StreamEnd(message)
+
 
 # ---- assembling the streamed message ----------------------------------------
 

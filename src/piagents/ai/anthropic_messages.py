@@ -27,12 +27,14 @@ from anthropic.types import (
 
 from piagents.ai._sdk import (
     ContentBuilder,
+    SDKProvider,
     anthropic_error,
-    incomplete_stream,
+    client_options,
     max_output,
     priced_usage,
+    stream_sdk,
 )
-from piagents.ai.events import StreamEnd, StreamEvent
+from piagents.ai.events import StreamEvent
 from piagents.ai.messages import (
     AssistantMessage,
     Message,
@@ -45,7 +47,7 @@ from piagents.ai.messages import (
     UserMessage,
 )
 from piagents.ai.models import ANTHROPIC_BUDGETS, model_info
-from piagents.ai.provider import ModelRequest, ProviderError, ToolSpec
+from piagents.ai.provider import ModelRequest, ToolSpec
 
 _STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "stop",
@@ -60,38 +62,22 @@ ANSWER_TOKENS = 1024  # room left for the answer when thinking takes most of max
 _CACHE = {"type": "ephemeral"}
 
 
-class AnthropicMessagesProvider:
+class AnthropicMessagesProvider(SDKProvider[AsyncAnthropic]):
     def __init__(
         self, name: str, *, base_url: str | None, api_key: str, headers: dict[str, str]
     ) -> None:
-        self.name = name
-        # Our retry layer (retry.py) retries; the SDK must not retry underneath it.
-        self._client = AsyncAnthropic(
-            api_key=api_key, base_url=base_url, max_retries=0, default_headers=headers
+        super().__init__(
+            name,
+            AsyncAnthropic(**client_options(base_url=base_url, api_key=api_key, headers=headers)),
         )
 
-    async def aclose(self) -> None:
-        await self._client.close()
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        reader = _EventReader(request)
-        try:
-            async with await self._client.messages.create(
-                **_params(request), stream=True
-            ) as events:
-                async for event in events:
-                    for out in reader.read(event):
-                        yield out
-        except ProviderError:
-            raise
-        except Exception as exc:
-            error = anthropic_error(self.name, exc)
-            if error is None:
-                raise
-            raise error from exc
-        if not reader.stopped:
-            raise incomplete_stream(self.name)
-        yield StreamEnd(reader.message())
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        return stream_sdk(
+            self.name,
+            lambda: self._client.messages.create(**_params(request), stream=True),
+            _EventReader(request),
+            anthropic_error,
+        )
 
 
 def _params(request: ModelRequest) -> dict[str, Any]:
@@ -181,6 +167,9 @@ class _EventReader:
             value = getattr(usage, theirs, None)
             if isinstance(value, int):
                 self._tokens[ours] = value
+
+    def result(self) -> AssistantMessage | None:
+        return self.message() if self.stopped else None
 
     def message(self) -> AssistantMessage:
         reason = self.stop_reason or "end_turn"

@@ -13,13 +13,15 @@ from openai.types.chat import ChatCompletionChunk
 
 from piagents.ai._sdk import (
     ContentBuilder,
+    SDKProvider,
+    client_options,
     data_url,
-    incomplete_stream,
     max_output,
     openai_error,
     priced_usage,
+    stream_sdk,
 )
-from piagents.ai.events import StreamEnd, StreamEvent
+from piagents.ai.events import StreamEvent
 from piagents.ai.messages import (
     AssistantMessage,
     ImageContent,
@@ -31,7 +33,7 @@ from piagents.ai.messages import (
     UserMessage,
 )
 from piagents.ai.models import OPENAI_EFFORTS
-from piagents.ai.provider import ModelRequest, ProviderError, ToolSpec
+from piagents.ai.provider import ModelRequest, ToolSpec
 
 _STOP_REASONS: dict[str, StopReason] = {
     "stop": "stop",
@@ -41,39 +43,22 @@ _STOP_REASONS: dict[str, StopReason] = {
 }
 
 
-class OpenAICompletionsProvider:
+class OpenAICompletionsProvider(SDKProvider[AsyncOpenAI]):
     def __init__(
         self, name: str, *, base_url: str | None, api_key: str, headers: dict[str, str]
     ) -> None:
-        self.name = name
-        self._official = is_openai(base_url)
-        # Our retry layer (retry.py) retries; the SDK must not retry underneath it.
-        self._client = AsyncOpenAI(
-            api_key=api_key, base_url=base_url, max_retries=0, default_headers=headers
+        super().__init__(
+            name, AsyncOpenAI(**client_options(base_url=base_url, api_key=api_key, headers=headers))
         )
+        self._official = is_openai(base_url)
 
-    async def aclose(self) -> None:
-        await self._client.close()
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        reader = _ChunkReader(request)
-        try:
-            async with await self._client.chat.completions.create(
-                **self._params(request), stream=True
-            ) as chunks:
-                async for chunk in chunks:
-                    for event in reader.read(chunk):
-                        yield event
-        except ProviderError:
-            raise
-        except Exception as exc:
-            error = openai_error(self.name, exc)
-            if error is None:
-                raise
-            raise error from exc
-        if reader.finish_reason is None:
-            raise incomplete_stream(self.name)
-        yield StreamEnd(reader.message())
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        return stream_sdk(
+            self.name,
+            lambda: self._client.chat.completions.create(**self._params(request), stream=True),
+            _ChunkReader(request),
+            openai_error,
+        )
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
         params: dict[str, Any] = {
@@ -145,6 +130,9 @@ class _ChunkReader:
             yield self.content.start_tool(key, call_id or f"call_{index}", name)
         if args:
             yield self.content.tool_args(key, args)
+
+    def result(self) -> AssistantMessage | None:
+        return None if self.finish_reason is None else self.message()
 
     def message(self) -> AssistantMessage:
         reason = self.finish_reason or "stop"

@@ -25,14 +25,16 @@ from openai.types.responses import (
 
 from piagents.ai._sdk import (
     ContentBuilder,
+    SDKProvider,
+    client_options,
     data_url,
-    incomplete_stream,
     max_output,
     openai_error,
     priced_usage,
     stream_error,
+    stream_sdk,
 )
-from piagents.ai.events import StreamEnd, StreamEvent
+from piagents.ai.events import StreamEvent
 from piagents.ai.messages import (
     AssistantMessage,
     Message,
@@ -44,41 +46,24 @@ from piagents.ai.messages import (
     UserMessage,
 )
 from piagents.ai.models import OPENAI_EFFORTS
-from piagents.ai.provider import ModelRequest, ProviderError, ToolSpec
+from piagents.ai.provider import ModelRequest, ToolSpec
 
 
-class OpenAIResponsesProvider:
+class OpenAIResponsesProvider(SDKProvider[AsyncOpenAI]):
     def __init__(
         self, name: str, *, base_url: str | None, api_key: str, headers: dict[str, str]
     ) -> None:
-        self.name = name
-        # Our retry layer (retry.py) retries; the SDK must not retry underneath it.
-        self._client = AsyncOpenAI(
-            api_key=api_key, base_url=base_url, max_retries=0, default_headers=headers
+        super().__init__(
+            name, AsyncOpenAI(**client_options(base_url=base_url, api_key=api_key, headers=headers))
         )
 
-    async def aclose(self) -> None:
-        await self._client.close()
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        reader = _EventReader(request, self.name)
-        try:
-            async with await self._client.responses.create(
-                **_params(request), stream=True
-            ) as events:
-                async for event in events:
-                    for out in reader.read(event):
-                        yield out
-        except ProviderError:
-            raise
-        except Exception as exc:
-            error = openai_error(self.name, exc)
-            if error is None:
-                raise
-            raise error from exc
-        if reader.final is None:
-            raise incomplete_stream(self.name)
-        yield StreamEnd(reader.final)
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        return stream_sdk(
+            self.name,
+            lambda: self._client.responses.create(**_params(request), stream=True),
+            _EventReader(request, self.name),
+            openai_error,
+        )
 
 
 def _params(request: ModelRequest) -> dict[str, Any]:
@@ -144,6 +129,9 @@ class _EventReader:
             raise stream_error(self.provider, code, message)
         elif isinstance(event, ResponseErrorEvent):
             raise stream_error(self.provider, event.code, event.message)
+
+    def result(self) -> AssistantMessage | None:
+        return self.final
 
     def _message(self, response: Response) -> AssistantMessage:
         stop: StopReason = "toolUse" if self.content.has_tool_calls else "stop"

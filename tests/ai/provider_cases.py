@@ -1,0 +1,166 @@
+"""What the three adapter test modules share: request helpers and the transport-level tests.
+
+Each test module describes its API in a `ProviderCase` (served by its `case` fixture) and
+subclasses `TransportTests`, so the same tests run against every adapter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from loopback import Failure, LoopbackServer, Stream, cancel_after_first_event, collect
+
+from piagents.ai.events import StreamEnd, StreamEvent, StreamRetry, TextDelta
+from piagents.ai.messages import AssistantMessage, Message, TextContent, UserMessage
+from piagents.ai.models import ModelRef, ThinkingLevel
+from piagents.ai.provider import ModelRequest, Provider, ProviderError, ToolSpec
+from piagents.ai.retry import RetryPolicy, stream_with_retry
+
+FAST_RETRY = RetryPolicy(max_retries=3, base_delay_s=0.01)
+READ_TOOL = ToolSpec(
+    "read",
+    "Read a file",
+    {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+)
+
+
+def asker(default_model: str) -> Callable[..., ModelRequest]:
+    """An `ask(*messages, model=..., tools=..., thinking=..., max_output=...)` for one API."""
+
+    def ask(
+        *messages: Message,
+        model: str = default_model,
+        tools: tuple[ToolSpec, ...] = (),
+        thinking: ThinkingLevel = "off",
+        max_output: int | None = None,
+    ) -> ModelRequest:
+        return ModelRequest(
+            ModelRef.parse(model),
+            "You are terse.",
+            messages or (UserMessage.of("hi"),),
+            tools,
+            thinking,
+            max_output,
+        )
+
+    return ask
+
+
+def final(events: list[StreamEvent]) -> AssistantMessage:
+    assert isinstance(events[-1], StreamEnd)
+    assert sum(isinstance(e, StreamEnd) for e in events) == 1
+    return events[-1].message
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderCase:
+    """One API as the shared tests see it."""
+
+    connect: Callable[[str], Any]  # the loopback server's URL -> a provider with `aclose`
+    ask: Callable[..., ModelRequest]
+    text_answer: Callable[..., list[str]]  # a complete answer streaming these text pieces
+    model: tuple[str, str]  # (provider, model) of the answer to `ask()`
+    drop_after: int  # frames of `text_answer(...)` sent (one text delta among them) before a drop
+    unfinished: Sequence[str]  # an answer that ends before it is complete
+    held_open: Sequence[str]  # the start of an answer, with at least one text delta
+    rate_limited: dict[str, Any]  # a 429 body, and the message it carries
+    rate_limit_message: str
+    server_error: dict[str, Any]  # a 500 body, and the message it carries
+    server_error_message: str
+
+
+class TransportTests:
+    """Streaming, retries, dropped connections and cancellation, the same for every API."""
+
+    async def test_text_streams_as_deltas_and_ends_with_the_whole_message(
+        self, server: LoopbackServer, provider: Provider, case: ProviderCase
+    ) -> None:
+        server.reply(Stream(case.text_answer("Hel", "lo ", "there")))
+
+        events = await collect(provider.stream(case.ask()))
+
+        assert [e.text for e in events if isinstance(e, TextDelta)] == ["Hel", "lo ", "there"]
+        message = final(events)
+        assert message.content == (TextContent("Hello there"),)
+        assert message.stop_reason == "stop"
+        assert (message.provider, message.model) == case.model
+
+    async def test_rate_limit_is_retried_and_the_second_attempt_succeeds(
+        self, server: LoopbackServer, provider: Provider, case: ProviderCase
+    ) -> None:
+        server.reply(Failure(429, case.rate_limited), Stream(case.text_answer("ok")))
+
+        events = await collect(stream_with_retry(provider, case.ask(), FAST_RETRY))
+
+        [retry] = [e for e in events if isinstance(e, StreamRetry)]
+        assert retry.attempt == 1
+        assert "429" in retry.error
+        assert case.rate_limit_message in retry.error
+        assert retry.error == f"{provider.name} returned HTTP 429: {case.rate_limit_message}"
+        assert final(events).text == "ok"
+        assert len(server.requests) == 2
+
+    async def test_server_error_that_keeps_failing_ends_with_a_clear_error_message(
+        self, server: LoopbackServer, provider: Provider, case: ProviderCase
+    ) -> None:
+        server.reply(*[Failure(500, case.server_error)] * 4)
+
+        events = await collect(stream_with_retry(provider, case.ask(), FAST_RETRY))
+
+        assert sum(isinstance(e, StreamRetry) for e in events) == 3
+        message = final(events)
+        assert message.stop_reason == "error"
+        assert message.error_message == (
+            f"{provider.name} returned HTTP 500: {case.server_error_message}"
+        )
+        assert len(server.requests) == 4
+
+    async def test_connection_dropped_mid_stream_is_a_retryable_error(
+        self, server: LoopbackServer, provider: Provider, case: ProviderCase
+    ) -> None:
+        server.reply(Stream(case.text_answer("a", "b", "c"), drop_after=case.drop_after))
+
+        with pytest.raises(ProviderError) as failure:
+            await collect(provider.stream(case.ask()))
+
+        assert failure.value.retryable
+        assert "connection" in str(failure.value)
+
+    async def test_stream_that_ends_before_the_answer_is_complete_is_a_retryable_error(
+        self, server: LoopbackServer, provider: Provider, case: ProviderCase
+    ) -> None:
+        server.reply(Stream(case.unfinished))
+
+        with pytest.raises(ProviderError) as failure:
+            await collect(provider.stream(case.ask()))
+
+        assert failure.value.retryable
+
+    async def test_dropped_stream_is_retried_after_a_stream_retry_event(
+        self, server: LoopbackServer, provider: Provider, case: ProviderCase
+    ) -> None:
+        server.reply(
+            Stream(case.text_answer("lost"), drop_after=case.drop_after),
+            Stream(case.text_answer("kept")),
+        )
+
+        events = await collect(stream_with_retry(provider, case.ask(), FAST_RETRY))
+
+        kinds = [type(e).__name__ for e in events]
+        assert kinds == ["TextDelta", "StreamRetry", "TextDelta", "StreamEnd"]
+        assert final(events).text == "kept"
+
+    async def test_cancelling_the_consumer_closes_the_connection(
+        self, server: LoopbackServer, provider: Provider, case: ProviderCase
+    ) -> None:
+        server.reply(Stream(case.held_open, hold_open=True))
+        events = provider.stream(case.ask())
+
+        await cancel_after_first_event(events)
+
+        await asyncio.wait_for(server.client_left.wait(), 1.0)
+        assert server.requests[0].client_left_early
