@@ -255,7 +255,7 @@ class SQLiteStore:
             root_id=row[6],
             created=row[7],
             updated=row[8],
-            meta=json.loads(row[9]),
+            meta=json.loads(row[9]) if row[9] != "{}" else {},
         )
 
     def get_session(self, session_id: str) -> SessionRecord | None:
