@@ -479,3 +479,20 @@ async def test_the_supervision_face_is_refused_clearly_until_it_exists(home: Pat
         settings={"pi-agents": {"agentApi": "supervision"}},
     )
     assert any("supervision face" in w for w in rt2.warnings)
+
+
+async def test_call_tool_details_are_always_a_json_serialisable_dict(home: Path) -> None:
+    import json
+
+    async with piagents.Runtime(home=home, model=FunctionModel(Recorder())) as rt:
+        root = await rt.open_root(cwd=home)
+        for name, args in [
+            ("write", {"path": "a.txt", "content": "x"}),
+            ("ls", {}),
+            ("read", {"path": "missing.txt"}),
+            ("agent", {"action": "send", "target": "nobody", "message": "x"}),
+            ("nope", {}),
+        ]:
+            res = await root.call_tool(name, args)
+            assert isinstance(res.details, dict)
+            json.dumps(res.details)

@@ -80,11 +80,14 @@ class Agent:
         self.runtime.coordinator.user_input(self, text, deliver_as)
 
     async def call_tool(self, name: str, args: dict[str, Any]) -> ToolCallResult:
-        """Invoke a tool this Agent is offered, as if its model had called it."""
+        """Invoke a tool this Agent is offered, as if its model had called it.
+
+        `details` is always a dict (empty when the tool reports none)."""
         result = await self.loop.run_tool(
             ToolCall(name, dict(args) if isinstance(args, dict) else args)
         )
-        return ToolCallResult(result.text, result.details, result.is_error)
+        details = result.details if isinstance(result.details, dict) else {}
+        return ToolCallResult(result.text, details, result.is_error)
 
     async def abort(self) -> list[Input]:
         """Stop the current turn as its user; returns the user's inputs taken back."""
