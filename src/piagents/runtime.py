@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime
+import logging
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -30,6 +31,8 @@ from piagents.store import lease
 from piagents.store.base import LeaseHolder, SessionNotFound, Store
 from piagents.store.records import SessionRecord
 from piagents.store.sqlite import SQLiteStore
+
+log = logging.getLogger("piagents")
 
 FAUX_DEFAULT = "faux/function"
 SUPERVISION_NOT_YET = (
@@ -96,6 +99,7 @@ class Runtime:
         self.wake_in_process = True
         self.mailbox: Mailbox | None = None
         self._extensions: list[Tool] | None = None
+        self.abandoned: list[str] = []  # Agents whose work did not stop when unloaded
         self.extension_warnings: list[str] = []
 
     @property
@@ -174,7 +178,15 @@ class Runtime:
                 reverse=True,
             ):
                 await self.unload(child, timeout)
-        await agent.loop.close(timeout)
+        if not await agent.loop.close(timeout):
+            # Abandoned: it no longer counts as live work, but may run until we exit.
+            self.abandoned.append(agent.id)
+            log.warning(
+                "Agent %s did not stop within %.1f s while going offline and may still be "
+                "running until this process exits.",
+                agent.name or agent.id,
+                timeout if timeout is not None else 0.0,
+            )
         self.agents.pop(agent.id, None)
         self.coordinator.detach(agent)
         self._background.discard(agent.id)

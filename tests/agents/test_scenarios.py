@@ -714,3 +714,29 @@ async def test_list_filters_by_state(home, work, script):
         idle = await root.call_tool("agent", {"action": "list", "state": "idle"})
         assert [a["id"] for a in idle.details["agents"]] == [done]
         gate.release("busy")
+
+
+async def test_work_that_does_not_stop_when_going_offline_is_abandoned_and_reported(
+    home, work, script, caplog
+):
+    release = asyncio.Event()
+
+    async def stuck(call):
+        while not release.is_set():
+            try:
+                await release.wait()
+            except asyncio.CancelledError:
+                continue
+        return "late"
+
+    script.on("w", stuck)
+    script.on(None, lambda call: "root turn")
+    rt = runtime(home, script, abortTimeoutMs=200)
+    async with rt:
+        root = await rt.open_root(cwd=work)
+        wid = (await spawn(root, "w")).details["id"]
+        await until(lambda: rt.coordinator.state_of(wid) == "running")
+    assert rt.abandoned == [wid]
+    assert "did not stop within 0.2 s" in caplog.text
+    release.set()
+    await asyncio.sleep(0)

@@ -498,9 +498,10 @@ class AgentLoop:
             return AbortResult(withdrawn, True, False)
         return AbortResult(withdrawn, True, True)
 
-    async def close(self, timeout: float | None = 10.0) -> None:
-        """Abort everything and stop the driver; inputs not handled end `aborted`."""
-        await self.abort(timeout)
+    async def close(self, timeout: float | None = 10.0) -> bool:
+        """Abort everything and stop the driver; inputs not handled end `aborted`.
+        False when the turn did not stop within the timeout and was abandoned."""
+        result = await self.abort(timeout)
         self.closed = True
         if self._driver is not None and not self._driver.done():
             self._driver.cancel()
@@ -508,3 +509,4 @@ class AgentLoop:
                 await self._driver
         for task in list(self._abandoned):
             task.cancel()
+        return result.stopped
