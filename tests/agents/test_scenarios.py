@@ -32,6 +32,20 @@ async def until(predicate, timeout=5.0):
             await asyncio.sleep(0.005)
 
 
+def stuck_until(release):
+    """A route that ignores cancellation (a stuck turn) until `release` is set."""
+
+    async def stuck(call):
+        while not release.is_set():
+            try:
+                await release.wait()
+            except asyncio.CancelledError:
+                continue
+        return "late"
+
+    return stuck
+
+
 class Gate:
     """Children block on their gate until released, and record that they started."""
 
@@ -179,16 +193,7 @@ async def test_abort_stops_the_turn_and_withdraws_queued_inputs_without_notifyin
 
 async def test_a_turn_that_does_not_stop_is_abandoned_after_the_abort_timeout(home, work, script):
     release = asyncio.Event()
-
-    async def stuck(call):
-        while not release.is_set():
-            try:
-                await release.wait()
-            except asyncio.CancelledError:
-                continue
-        return "late"
-
-    script.on("w", stuck)
+    script.on("w", stuck_until(release))
     script.on(None, lambda call: "root turn")
     async with runtime(home, script, abortTimeoutMs=200) as rt:
         root = await rt.open_root(cwd=work)
@@ -720,16 +725,7 @@ async def test_work_that_does_not_stop_when_going_offline_is_abandoned_and_repor
     home, work, script, caplog
 ):
     release = asyncio.Event()
-
-    async def stuck(call):
-        while not release.is_set():
-            try:
-                await release.wait()
-            except asyncio.CancelledError:
-                continue
-        return "late"
-
-    script.on("w", stuck)
+    script.on("w", stuck_until(release))
     script.on(None, lambda call: "root turn")
     rt = runtime(home, script, abortTimeoutMs=200)
     async with rt:

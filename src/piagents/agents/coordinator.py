@@ -219,9 +219,8 @@ class Coordinator:
         """The reader's tree, plus other roots when the reader is a root; not the reader."""
         return self.directory.visible(reader)
 
-    def short_map(
-        self, reader: SessionRecord, visible: Sequence[SessionRecord] | None = None
-    ) -> dict[str, str]:
+    def short_map(self, reader: SessionRecord) -> dict[str, str]:
+        """Short IDs as the reader sees them."""
         return self.directory.short_map(reader)
 
     def shown(self, record: SessionRecord, reader: SessionRecord) -> Shown:
