@@ -1,0 +1,1 @@
+"""Supervision: managed agents launched from agent definitions, and their owner's controls."""
