@@ -4,6 +4,7 @@ pi-agents -p "prompt"          print the final answer
 pi-agents --mode json -p "…"   print every event as one JSON line
 pi-agents sessions             list sessions
 pi-agents export <session>     write a session as Pi-style JSONL
+pi-agents trust [PATH]         use the agent definitions of this project (--list, --remove)
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="pi-agents",
         description="A coding agent whose Agents spawn, message, wait for and abort each other.",
         epilog="Commands: `pi-agents sessions` lists sessions; "
-        "`pi-agents export <session> [-o FILE]` writes one as JSONL.",
+        "`pi-agents export <session> [-o FILE]` writes one as JSONL; "
+        "`pi-agents trust [PATH]` trusts a project's agent definitions.",
     )
     p.add_argument("messages", nargs="*", help="the prompt (several arguments are joined)")
     p.add_argument(
@@ -73,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-SUBCOMMANDS = ("serve", "sessions", "export")
+SUBCOMMANDS = ("serve", "sessions", "export", "trust")
 
 
 def _subcommand_first(args: list[str]) -> list[str]:
@@ -100,6 +102,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _sessions(args_list[1:])
         if args_list and args_list[0] == "export":
             return _export(args_list[1:])
+        if args_list and args_list[0] == "trust":
+            return _trust(args_list[1:])
         args = build_parser().parse_args(args_list)
         import asyncio
 
@@ -181,6 +185,37 @@ def _export(argv: list[str]) -> int:
         raise CliError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
     finally:
         store.close()
+    return EXIT_OK
+
+
+def _trust(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(
+        prog="pi-agents trust",
+        description="Trust a project, so the supervision face uses the agent definitions "
+        "in its .pi-agents/agents/ directory.",
+    )
+    p.add_argument("path", nargs="?", help="the project directory (default: the current one)")
+    p.add_argument("--list", action="store_true", help="list the trusted projects")
+    p.add_argument("--remove", metavar="PATH", help="stop trusting this project")
+    p.add_argument("--home")
+    args = p.parse_args(argv)
+    if sum((args.path is not None, args.list, args.remove is not None)) > 1:
+        p.error("give one of PATH, --list or --remove")
+    from piagents.supervision import trust
+
+    home = _home(args.home)
+    try:
+        if args.list:
+            projects = trust.trusted_projects(home)
+            print("\n".join(projects) if projects else "No trusted projects.")
+        elif args.remove is not None:
+            if not trust.untrust(home, args.remove):
+                raise CliError(f"{trust.canonical(args.remove)} is not a trusted project")
+            print(f"No longer trusted: {trust.canonical(args.remove)}")
+        else:
+            print(f"Trusted: {trust.trust(home, args.path or Path.cwd())}")
+    except (trust.TrustError, OSError) as exc:
+        raise CliError(str(exc)) from exc
     return EXIT_OK
 
 
