@@ -488,6 +488,7 @@ def write_global_override(
     enabled: bool | _Unchanged = UNCHANGED,
     model: str | _Unchanged | None = UNCHANGED,
     thinking: ThinkingLevel | _Unchanged | None = UNCHANGED,
+    roster: Roster | None = None,
 ) -> AgentDefinition:
     """Set `enabled`, `model` and `thinking` of `definition` in the global layer and
     return the definition as now written (`None` removes a model or thinking level).
@@ -496,6 +497,8 @@ def write_global_override(
     everything else kept. A definition from another layer is copied, body and all,
     to `<home>/agents/<name>.md`. The new text is checked before it replaces the
     file atomically; an invalid value is a `DefinitionError` and nothing is written.
+    Given the current `roster`, disabling a definition that an enabled one delegates
+    to is refused too, since discovery would then fail.
     """
     updates: dict[str, object] = {}
     if not isinstance(enabled, _Unchanged):
@@ -518,10 +521,22 @@ def write_global_override(
             )
         text = _render(definition, updates)
     written = parse_definition(text, path=str(target), layer="global")
+    users = [] if roster is None or written.enabled else _delegating_to(roster, written.name)
+    if users:
+        raise DefinitionError(
+            [
+                f"{target}: `enabled`: {written.name!r} cannot be disabled while "
+                f"{', '.join(users)} may delegate to it; disable those first"
+            ]
+        )
     if written.name != definition.name:
         raise DefinitionError([f"{target}: `name`: the file now defines {written.name!r}"])
     _write_atomically(target, text)
     return written
+
+
+def _delegating_to(roster: Roster, name: str) -> list[str]:
+    return sorted(d.name for d in roster.definitions.values() if d.enabled and name in d.agents)
 
 
 def _edit_front_matter(text: str, path: str, updates: Mapping[str, object]) -> str:
@@ -557,7 +572,7 @@ def _scalar(value: object) -> str:
         return "true" if value else "false"
     text = str(value)
     plain = re.fullmatch(r"[A-Za-z0-9][\w./@+-]*", text) and yaml.safe_load(text) == text
-    return text if plain else json.dumps(text)
+    return text if plain else json.dumps(text, ensure_ascii=False)
 
 
 def _render(definition: AgentDefinition, updates: Mapping[str, object]) -> str:
@@ -581,10 +596,17 @@ def _render(definition: AgentDefinition, updates: Mapping[str, object]) -> str:
     return f"---\n{_dump(front)}---\n\n{d.system_prompt}\n"
 
 
-def _dump(data: Mapping[str, object]) -> str:
-    return yaml.safe_dump(
-        dict(data), sort_keys=False, allow_unicode=True, default_flow_style=None, width=1 << 16
-    )
+def _dump(data: Mapping[Any, object]) -> str:
+    """Block-style front matter, one line per field, lists in flow style."""
+    return "".join(f"{key}: {_value(value)}\n" for key, value in data.items())
+
+
+def _value(value: object) -> str:
+    if isinstance(value, list):
+        return f"[{', '.join(_value(item) for item in value)}]"
+    if value is None or isinstance(value, str | bool):
+        return _scalar(value)
+    return json.dumps(value, default=str, ensure_ascii=False)  # JSON is YAML
 
 
 def _write_atomically(target: Path, text: str) -> None:
