@@ -310,6 +310,39 @@ def test_inspect_with_no_activity():
     assert text == "agent=a-1 session=s pane=p\nForeground commands: none\nRecent activity: none"
 
 
+# ---- transcript --------------------------------------------------------------------------------
+
+
+def test_transcript_text_with_the_flag():
+    assert texts.transcript_text(
+        agent="scout-1", session="s1", transcript="[user]\nFind it.", truncated=False
+    ) == (
+        "Transcript of scout-1.\n"
+        "agent=scout-1 session=s1 transcript_truncated=false\n"
+        "\n"
+        "[user]\n"
+        "Find it."
+    )
+
+
+def test_a_truncated_transcript_says_where_parts_are_omitted():
+    assert texts.transcript_text(
+        agent="scout-1", session="s1", transcript="[... 9 bytes omitted ...]", truncated=True
+    ) == (
+        "Transcript of scout-1.\n"
+        "agent=scout-1 session=s1 transcript_truncated=true\n"
+        "Parts are omitted where marked with [... ...].\n"
+        "\n"
+        "[... 9 bytes omitted ...]"
+    )
+
+
+def test_an_empty_transcript():
+    assert texts.transcript_text(agent="a", session="s", transcript="", truncated=False) == (
+        "Transcript of a.\nagent=a session=s transcript_truncated=false\n\n(no messages yet)"
+    )
+
+
 # ---- the terminal result -------------------------------------------------------------------
 
 

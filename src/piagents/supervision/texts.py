@@ -296,6 +296,22 @@ def inspect_text(
     return "\n".join(lines)
 
 
+def transcript_text(*, agent: str, session: str, transcript: str, truncated: bool) -> str:
+    """`transcript`: identity and the `transcript_truncated` flag, then the transcript."""
+    lines = [
+        f"Transcript of {agent}.",
+        _evidence(agent=agent, session=session, transcript_truncated=_flag(truncated)),
+    ]
+    if truncated:
+        lines.append("Parts are omitted where marked with [... ...].")
+    lines += ["", transcript or "(no messages yet)"]
+    return "\n".join(lines)
+
+
+def _flag(value: bool) -> str:
+    return "true" if value else "false"
+
+
 # ---- messages the runtime delivers ---------------------------------------------------
 
 _HEADLINES: dict[Status, str] = {
