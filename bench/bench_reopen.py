@@ -6,7 +6,7 @@ tool results, a final answer). Measured: a new `SQLiteStore` + `Session.load`
 + `session.context()`, the path every reopen takes. Target: < 300 ms.
 
 Also measured: the same through `Runtime.open_root(session=...)`, a breakdown of
-where the time goes (SQL fetch, JSON parse, records, context), and a session of
+where the time goes (SQL fetch, decoding the records, building the context), and a session of
 the same size whose last compaction keeps its last ~1,000 entries.
 
     python bench/bench_reopen.py [--quick] [--reps N] [--entries N] [--profile]
@@ -15,7 +15,6 @@ the same size whose last compaction keeps its last ~1,000 entries.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,7 +33,13 @@ from piagents.ai.messages import (
 )
 from piagents.harness.context import build_context
 from piagents.harness.session import Session
-from piagents.store.records import CompactionEntry, Entry, MessageEntry, entry_from_json
+from piagents.store.records import (
+    CompactionEntry,
+    Entry,
+    MessageEntry,
+    decode_entries,
+    decode_entry,
+)
 from piagents.store.sqlite import SQLiteStore
 from piagents.testing import FunctionModel
 
@@ -136,23 +141,33 @@ def breakdown(db: Path, session_id: str) -> dict[str, float]:
     store = SQLiteStore(db)
     out["open_store_ms"] = (time.perf_counter() - t) * 1e3
     t = time.perf_counter()
-    rows = store._db.execute(
-        "SELECT body FROM entries WHERE session_id = ? AND seq >= 0 ORDER BY seq", (session_id,)
+    blocks = store._db.execute(
+        "SELECT body FROM entry_blocks WHERE session_id = ? ORDER BY last_seq", (session_id,)
+    ).fetchall()
+    loose = store._db.execute(
+        "SELECT body FROM entries WHERE session_id = ? AND length(body) > 0 ORDER BY seq",
+        (session_id,),
     ).fetchall()
     out["sql_fetch_ms"] = (time.perf_counter() - t) * 1e3
+    out["blocks"] = len(blocks)
+    out["loose_rows"] = len(loose)
     t = time.perf_counter()
-    dicts = [json.loads(r[0]) for r in rows]
-    out["json_loads_ms"] = (time.perf_counter() - t) * 1e3
+    entries: list[Entry] = []
+    for (body,) in blocks:
+        entries.extend(decode_entries(body))
+    entries.extend(decode_entry(body) for (body,) in loose)
+    out["decode_ms"] = (time.perf_counter() - t) * 1e3
+    record = store.get_session(session_id)
+    assert record is not None
     t = time.perf_counter()
-    entries = [entry_from_json(d) for d in dicts]
-    out["entry_from_json_ms"] = (time.perf_counter() - t) * 1e3
+    session = Session(store, record, entries)
+    out["session_context_build_ms"] = (time.perf_counter() - t) * 1e3
     t = time.perf_counter()
-    context = build_context(entries)
-    out["build_context_ms"] = (time.perf_counter() - t) * 1e3
-    session = Session(store, store.get_session(session_id), entries)  # type: ignore[arg-type]
-    t = time.perf_counter()
-    session.context()
+    context = session.context()
     out["context_call_ms"] = (time.perf_counter() - t) * 1e3
+    t = time.perf_counter()
+    build_context(entries)
+    out["build_context_pure_ms"] = (time.perf_counter() - t) * 1e3
     out["context_messages"] = len(context)
     store.close()
     return out

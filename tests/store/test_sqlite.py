@@ -17,7 +17,8 @@ from piagents.store.records import (
     SessionRecord,
     ThinkingLevelChangeEntry,
 )
-from piagents.store.sqlite import SQLiteStore
+from piagents.store.records import entry_to_json
+from piagents.store.sqlite import BLOCK, SQLiteStore
 
 
 @pytest.fixture
@@ -182,17 +183,64 @@ def test_a_lease_held_by_another_live_process_is_refused(store, tmp_path):
         proc.wait()
 
 
-def test_entries_are_stored_as_pi_style_json(store, tmp_path):
+def test_entries_are_stored_as_compact_tagged_json(store, tmp_path):
     store.create_session(SessionRecord(id="s", cwd="/"))
-    store.append("s", [MessageEntry(UserMessage.of("hi"))])
+    entry = MessageEntry(UserMessage((TextContent("hi"),), 5), "e1", None, 7)
+    store.append("s", [entry])
     db = sqlite3.connect(tmp_path / "store.db")
     body = json.loads(db.execute("SELECT body FROM entries").fetchone()[0])
-    assert body["type"] == "message"
-    assert body["message"] == {
-        "role": "user",
-        "content": [{"type": "text", "text": "hi"}],
-        "timestamp": body["message"]["timestamp"],
+    assert body == {
+        "type": "message",
+        "message": {"role": "user", "content": [{"type": "text", "text": "hi"}], "timestamp": 5},
+        "id": "e1",
+        "timestamp": 7,
     }
+
+
+def _chain(n, start=0):
+    return [MessageEntry(UserMessage.of(f"m{start + i}")) for i in range(n)]
+
+
+def test_every_full_block_of_entries_is_packed_into_one_row(store, tmp_path):
+    store.create_session(SessionRecord(id="s", cwd="/"))
+    entries = _chain(BLOCK * 2 + 10)
+    for i in range(0, len(entries), 7):  # batches that straddle block boundaries
+        store.append("s", entries[i : i + 7])
+    assert store.entries("s") == entries
+    db = sqlite3.connect(tmp_path / "store.db")
+    blocks = db.execute("SELECT first_seq, last_seq FROM entry_blocks ORDER BY first_seq").fetchall()
+    assert blocks == [(0, BLOCK - 1), (BLOCK, 2 * BLOCK - 1)]
+    loose = db.execute("SELECT count(*) FROM entries WHERE length(body) > 0").fetchone()[0]
+    assert loose == 10
+    # A new store (another process) finds where packing stopped and goes on from there.
+    again = SQLiteStore(tmp_path / "store.db")
+    more = _chain(BLOCK, start=len(entries))
+    again.append("s", more)
+    assert again.entries("s") == entries + more
+    assert db.execute("SELECT count(*) FROM entry_blocks").fetchone()[0] == 3
+    again.close()
+
+
+def test_the_context_start_is_found_inside_packed_blocks(store):
+    store.create_session(SessionRecord(id="s", cwd="/"))
+    old = _chain(BLOCK + 100)
+    store.append("s", old)
+    comp = CompactionEntry("sum", old[BLOCK - 3].id, 100)
+    later = _chain(BLOCK, start=len(old))
+    store.append("s", [comp, *later])  # the compaction itself ends up packed too
+    assert store.entries("s", from_last_compaction=True) == [*old[BLOCK - 3 :], comp, *later]
+
+
+def test_an_unreadable_block_is_a_clear_error_for_its_session_only(store, tmp_path):
+    for sid in ("bad", "good"):
+        store.create_session(SessionRecord(id=sid, cwd="/"))
+        store.append(sid, _chain(BLOCK))
+    db = sqlite3.connect(tmp_path / "store.db")
+    db.execute("UPDATE entry_blocks SET body = x'5b7b7d5d' WHERE session_id = 'bad'")
+    db.commit()
+    with pytest.raises(StoreError, match="session bad has an unreadable entry"):
+        store.entries("bad")
+    assert len(store.entries("good")) == BLOCK
 
 
 def test_a_store_from_the_first_schema_is_upgraded_in_place(tmp_path):
@@ -216,3 +264,46 @@ def test_a_store_from_the_first_schema_is_upgraded_in_place(tmp_path):
         assert store.inputs() == []
     finally:
         store.close()
+
+
+def test_pi_style_entries_of_the_first_schema_are_recoded_and_packed(tmp_path):
+    path = tmp_path / "store.db"
+    db = sqlite3.connect(path)
+    db.executescript(
+        "CREATE TABLE sessions (id TEXT PRIMARY KEY, cwd TEXT NOT NULL, name TEXT,"
+        " model TEXT NOT NULL DEFAULT '', thinking TEXT NOT NULL DEFAULT 'off', owner_id TEXT,"
+        " root_id TEXT, created INTEGER NOT NULL, updated INTEGER NOT NULL,"
+        " meta TEXT NOT NULL DEFAULT '{}', lease_pid INTEGER, lease_host TEXT,"
+        " lease_token TEXT, lease_started TEXT);"
+        "CREATE TABLE entries (session_id TEXT NOT NULL, seq INTEGER NOT NULL,"
+        " entry_id TEXT NOT NULL, type TEXT NOT NULL, body TEXT NOT NULL,"
+        " PRIMARY KEY (session_id, seq)) WITHOUT ROWID;"
+        "INSERT INTO sessions (id, cwd, created, updated) VALUES ('old', '/w', 1, 1);"
+        "INSERT INTO sessions (id, cwd, created, updated) VALUES ('broken', '/w', 1, 1);"
+        f"PRAGMA application_id = {0x70694147}; PRAGMA user_version = 1;"
+    )
+    entries = [
+        MessageEntry(UserMessage((TextContent(f"m{i}"),), 1000 + i), f"e{i}", None, 2000 + i)
+        for i in range(BLOCK + 3)
+    ]
+    db.executemany(
+        "INSERT INTO entries VALUES ('old', ?, ?, 'message', ?)",
+        [(i, e.id, json.dumps(entry_to_json(e))) for i, e in enumerate(entries)],
+    )
+    db.execute("INSERT INTO entries VALUES ('broken', 0, 'x', 'message', '{not json')")
+    db.commit()
+    db.close()
+    store = SQLiteStore(path)
+    try:
+        assert store.entries("old") == entries
+        with pytest.raises(StoreError, match="session broken has an unreadable entry"):
+            store.entries("broken")
+    finally:
+        store.close()
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert db.execute("SELECT count(*) FROM entry_blocks").fetchone()[0] == 1
+    # The unreadable body was kept as it was.
+    assert db.execute("SELECT body FROM entries WHERE session_id = 'broken'").fetchone() == (
+        "{not json",
+    )

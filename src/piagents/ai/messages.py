@@ -1,14 +1,20 @@
-"""Typed, immutable conversation messages and their JSON form.
+"""Typed, immutable conversation messages and their JSON forms.
 
-The JSON form follows Pi's session format (camelCase keys), so exported
-sessions can be read by tools that understand Pi's JSONL.
+Messages are frozen msgspec Structs, so the store can decode a long session
+straight into them in C. They have two JSON forms:
+
+- the store's own (`msgspec.json.encode(message)`): tagged by `role` and `type`,
+  camelCase keys, defaults omitted; compact and fast to decode;
+- Pi's session format (`message_to_json` / `message_from_json`), for export and
+  for reading sessions other tools wrote.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias
+
+from msgspec import Struct, field
 
 StopReason: TypeAlias = Literal["stop", "length", "toolUse", "error", "aborted"]
 STOP_REASONS: tuple[str, ...] = ("stop", "length", "toolUse", "error", "aborted")
@@ -18,34 +24,33 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-@dataclass(frozen=True, slots=True)
-class TextContent:
+class _Block(Struct, frozen=True, gc=False, rename="camel", omit_defaults=True, tag_field="type"):
+    """A content block; its JSON form is tagged by `type`."""
+
+
+class TextContent(_Block, frozen=True, tag="text"):
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class ThinkingContent:
+class ThinkingContent(_Block, frozen=True, tag="thinking"):
     thinking: str
-    signature: str | None = None
+    signature: str | None = field(default=None, name="thinkingSignature")
 
 
-@dataclass(frozen=True, slots=True)
-class ImageContent:
+class ImageContent(_Block, frozen=True, tag="image"):
     data: str  # base64
     mime_type: str
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCall:
+class ToolCall(_Block, frozen=True, tag="toolCall"):
     """A tool call a model makes; `id` is the provider's call id."""
 
     name: str
-    args: dict[str, Any] = field(default_factory=dict)
+    args: dict[str, Any] = field(default_factory=dict, name="arguments")
     id: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Usage:
+class Usage(Struct, frozen=True, gc=False, rename="camel", omit_defaults=True):
     input: int = 0
     output: int = 0
     cache_read: int = 0
@@ -70,11 +75,14 @@ UserContent: TypeAlias = TextContent | ImageContent
 AssistantContent: TypeAlias = TextContent | ThinkingContent | ToolCall
 
 
-@dataclass(frozen=True, slots=True)
-class UserMessage:
+class _Message(Struct, frozen=True, gc=False, rename="camel", omit_defaults=True, tag_field="role"):
+    """A message; its JSON form is tagged by `role`."""
+
+
+class UserMessage(_Message, frozen=True, tag="user"):
     content: tuple[UserContent, ...]
     timestamp: int = field(default_factory=now_ms)
-    role: Literal["user"] = "user"
+    role: ClassVar[Literal["user"]] = "user"
 
     @classmethod
     def of(cls, text: str) -> UserMessage:
@@ -89,16 +97,15 @@ class UserMessage:
         return []
 
 
-@dataclass(frozen=True, slots=True)
-class AssistantMessage:
+class AssistantMessage(_Message, frozen=True, tag="assistant"):
     content: tuple[AssistantContent, ...]
     stop_reason: StopReason = "stop"
-    usage: Usage = Usage()
+    usage: Usage = field(default_factory=Usage)
     provider: str = ""
     model: str = ""
     error_message: str | None = None
     timestamp: int = field(default_factory=now_ms)
-    role: Literal["assistant"] = "assistant"
+    role: ClassVar[Literal["assistant"]] = "assistant"
 
     @property
     def text(self) -> str:
@@ -113,15 +120,14 @@ class AssistantMessage:
         return [c for c in self.content if isinstance(c, ToolCall)]
 
 
-@dataclass(frozen=True, slots=True)
-class ToolResultMessage:
+class ToolResultMessage(_Message, frozen=True, tag="toolResult"):
     tool_call_id: str
     tool_name: str
     content: tuple[UserContent, ...]
     details: Any = None
     is_error: bool = False
     timestamp: int = field(default_factory=now_ms)
-    role: Literal["toolResult"] = "toolResult"
+    role: ClassVar[Literal["toolResult"]] = "toolResult"
 
     @property
     def text(self) -> str:

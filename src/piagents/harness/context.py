@@ -28,11 +28,12 @@ def summary_message(entry: CompactionEntry) -> UserMessage:
     )
 
 
+DROPPED = frozenset(("error", "aborted"))  # stop reasons of messages no model sees again
+
+
 def keeps(message: Message) -> bool:
     """Aborted and errored assistant messages never reach a model."""
-    return not (
-        isinstance(message, AssistantMessage) and message.stop_reason in ("error", "aborted")
-    )
+    return not (isinstance(message, AssistantMessage) and message.stop_reason in DROPPED)
 
 
 def context_entries(entries: Sequence[Entry]) -> list[Entry]:
@@ -71,10 +72,14 @@ def build_context(entries: Iterable[Entry]) -> list[Message]:
     return repair_tool_results(out)
 
 
-def missing_results(open_calls: dict[str, str]) -> list[ToolResultMessage]:
-    """Error results for tool calls (id -> name) that never got one."""
+def missing_results(open_calls: dict[str, str], timestamp: int) -> list[ToolResultMessage]:
+    """Error results for tool calls (id -> name) that never got one.
+
+    They carry the time of the message that made the calls, so the same entries
+    always give the same context.
+    """
     return [
-        ToolResultMessage(call_id, name, (TextContent(MISSING_RESULT_TEXT),), None, True)
+        ToolResultMessage(call_id, name, (TextContent(MISSING_RESULT_TEXT),), None, True, timestamp)
         for call_id, name in open_calls.items()
     ]
 
@@ -82,9 +87,10 @@ def missing_results(open_calls: dict[str, str]) -> list[ToolResultMessage]:
 def repair_tool_results(messages: Sequence[Message]) -> list[Message]:
     out: list[Message] = []
     open_calls: dict[str, str] = {}  # id -> name, of the latest assistant message
+    calls_at = 0  # its time
 
     def close_open() -> None:
-        out.extend(missing_results(open_calls))
+        out.extend(missing_results(open_calls, calls_at))
         open_calls.clear()
 
     for m in messages:
@@ -96,6 +102,6 @@ def repair_tool_results(messages: Sequence[Message]) -> list[Message]:
         close_open()
         out.append(m)
         if isinstance(m, AssistantMessage):
-            open_calls = {c.id: c.name for c in m.tool_calls}
+            open_calls, calls_at = {c.id: c.name for c in m.tool_calls}, m.timestamp
     close_open()
     return out

@@ -6,10 +6,24 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from piagents.ai.messages import AssistantMessage, Message, ToolResultMessage
-from piagents.harness.context import context_entries, keeps, missing_results, summary_message
+import msgspec
+
+from piagents.ai.messages import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolResultMessage,
+)
+from piagents.harness.context import (
+    DROPPED,
+    context_entries,
+    keeps,
+    missing_results,
+    summary_message,
+)
 from piagents.harness.tokens import estimate_tokens
 from piagents.store.base import SessionNotFound, Store
+from piagents.store.collector import collector_paused
 from piagents.store.records import (
     CompactionEntry,
     Entry,
@@ -33,15 +47,48 @@ class Session:
     # ---- the context, kept up to date entry by entry -----------------------------
 
     def _rebuild_context(self) -> None:
-        self._context: list[Message] = []
-        self._open_calls: dict[str, str] = {}  # calls of the last assistant message without results
-        self._usage_tokens = 0  # usage reported by the last assistant message that has it
-        self._tokens_after = 0  # estimates of what came after it
+        """The context from the entries in effect, as `_push` would build it one by one.
+
+        Written as one pass for long sessions (a reopen may bring back 100,000
+        entries): token estimates are made only after the last reported usage.
+        """
+        context: list[Message] = []
+        open_calls: dict[str, str] = {}
+        calls_at = 0
+        # Exact type tests (the records are never subclassed): this runs once per entry.
         for e in context_entries(self.entries):
-            if isinstance(e, CompactionEntry):
-                self._push(summary_message(e))
-            elif isinstance(e, MessageEntry) and keeps(e.message):
-                self._push(e.message)
+            m: Message
+            if type(e) is MessageEntry:
+                m = e.message
+                if type(m) is ToolResultMessage:
+                    if open_calls.pop(m.tool_call_id, None) is not None:
+                        context.append(m)
+                    continue
+                if type(m) is AssistantMessage and m.stop_reason in DROPPED:
+                    continue
+            elif type(e) is CompactionEntry:
+                m = summary_message(e)
+            else:
+                continue
+            if open_calls:
+                context.extend(missing_results(open_calls, calls_at))
+                open_calls = {}
+            context.append(m)
+            if type(m) is AssistantMessage:
+                open_calls = {c.id: c.name for c in m.content if type(c) is ToolCall}
+                calls_at = m.timestamp
+        self._context = context
+        self._open_calls = open_calls
+        self._calls_at = calls_at
+        self._usage_tokens = 0  # usage reported by the last assistant message that has it
+        self._tokens_after = 0  # estimates of what came after it ...
+        start = 0
+        for i in range(len(context) - 1, -1, -1):
+            m = context[i]
+            if isinstance(m, AssistantMessage) and m.usage.total_tokens > 0:
+                self._usage_tokens, start = m.usage.total_tokens, i + 1
+                break
+        self._unestimated = context[start:]  # ... and those not estimated yet (done when asked)
 
     def _push(self, m: Message) -> None:
         """Add a message as `build_context` would place it: results matched to calls."""
@@ -53,14 +100,15 @@ class Session:
             self._close_open_calls()
         self._context.append(m)
         if isinstance(m, AssistantMessage):
-            self._open_calls = {c.id: c.name for c in m.tool_calls}
+            self._open_calls, self._calls_at = {c.id: c.name for c in m.tool_calls}, m.timestamp
             if m.usage.total_tokens > 0:
                 self._usage_tokens, self._tokens_after = m.usage.total_tokens, 0
+                self._unestimated = []
                 return
         self._tokens_after += estimate_tokens(m)
 
     def _close_open_calls(self) -> None:
-        for m in missing_results(self._open_calls):
+        for m in missing_results(self._open_calls, self._calls_at):
             self._context.append(m)
             self._tokens_after += estimate_tokens(m)
         self._open_calls = {}
@@ -97,7 +145,8 @@ class Session:
         record = store.get_session(session_id)
         if record is None:
             raise SessionNotFound(f"No session {session_id}")
-        return cls(store, record, store.entries(session_id, from_last_compaction=True))
+        with collector_paused():  # a long session is many objects, none in cycles
+            return cls(store, record, store.entries(session_id, from_last_compaction=True))
 
     @property
     def id(self) -> str:
@@ -109,11 +158,14 @@ class Session:
 
     def context(self) -> list[Message]:
         """Messages as the model would get them (tool calls all answered)."""
-        return [*self._context, *missing_results(self._open_calls)]
+        return [*self._context, *missing_results(self._open_calls, self._calls_at)]
 
     def context_tokens(self) -> int:
         """Tokens of `context()`: the last reported usage plus estimates after it."""
-        pending = sum(estimate_tokens(m) for m in missing_results(self._open_calls))
+        if self._unestimated:
+            self._tokens_after += sum(estimate_tokens(m) for m in self._unestimated)
+            self._unestimated = []
+        pending = sum(estimate_tokens(m) for m in missing_results(self._open_calls, 0))
         return self._usage_tokens + self._tokens_after + pending
 
     def append(self, *entries: Entry) -> None:
@@ -121,7 +173,7 @@ class Session:
         chained: list[Entry] = []
         parent = self.leaf_id
         for e in entries:
-            e = replace(e, parent_id=parent)
+            e = msgspec.structs.replace(e, parent_id=parent)
             chained.append(e)
             parent = e.id
         self.store.append(self.id, chained)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
+
+import msgspec
 
 from piagents.ai.messages import (
     AssistantMessage,
@@ -15,6 +16,7 @@ from piagents.ai.messages import (
 )
 
 CHARS_PER_TOKEN = 4
+_json = msgspec.json.encode
 IMAGE_CHARS = 4800  # an image counts as about 1200 tokens
 
 
@@ -29,7 +31,7 @@ def estimate_tokens(message: Message) -> int:
         elif isinstance(c, ImageContent):
             chars += IMAGE_CHARS
         else:
-            chars += len(c.name) + len(json.dumps(c.args))
+            chars += len(c.name) + len(_json(c.args))
     return math.ceil(chars / CHARS_PER_TOKEN)
 
 

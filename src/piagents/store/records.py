@@ -1,10 +1,18 @@
-"""Records the store keeps: sessions and their append-only entries."""
+"""Records the store keeps: sessions and their append-only entries.
+
+Entries are frozen msgspec Structs tagged by `type`: the store keeps them in
+their own compact JSON form (`encode_entry`, `decode_entries`), decoded in C.
+`entry_to_json` / `entry_from_json` are Pi's session format, for export and
+for reading older stores.
+"""
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any, ClassVar, TypeAlias
+
+import msgspec
 
 from piagents.ai.messages import Message, message_from_json, message_to_json, now_ms
 
@@ -36,58 +44,77 @@ class SessionRecord:
         return self.owner_id is None
 
 
-@dataclass(frozen=True, slots=True)
-class MessageEntry:
+class _Entry(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True, tag_field="type"):
+    """An entry of a session; its store form is tagged by `type`."""
+
+
+class MessageEntry(_Entry, frozen=True, tag="message"):
     message: Message
-    id: str = field(default_factory=new_entry_id)
+    id: str = msgspec.field(default_factory=new_entry_id)
     parent_id: str | None = None
-    timestamp: int = field(default_factory=now_ms)
-    type = "message"
+    timestamp: int = msgspec.field(default_factory=now_ms)
+    type: ClassVar[str] = "message"
 
 
-@dataclass(frozen=True, slots=True)
-class ModelChangeEntry:
+class ModelChangeEntry(_Entry, frozen=True, tag="model_change"):
     provider: str
     model_id: str
-    id: str = field(default_factory=new_entry_id)
+    id: str = msgspec.field(default_factory=new_entry_id)
     parent_id: str | None = None
-    timestamp: int = field(default_factory=now_ms)
-    type = "model_change"
+    timestamp: int = msgspec.field(default_factory=now_ms)
+    type: ClassVar[str] = "model_change"
 
 
-@dataclass(frozen=True, slots=True)
-class ThinkingLevelChangeEntry:
+class ThinkingLevelChangeEntry(_Entry, frozen=True, tag="thinking_level_change"):
     thinking_level: str
-    id: str = field(default_factory=new_entry_id)
+    id: str = msgspec.field(default_factory=new_entry_id)
     parent_id: str | None = None
-    timestamp: int = field(default_factory=now_ms)
-    type = "thinking_level_change"
+    timestamp: int = msgspec.field(default_factory=now_ms)
+    type: ClassVar[str] = "thinking_level_change"
 
 
-@dataclass(frozen=True, slots=True)
-class CompactionEntry:
+class CompactionEntry(_Entry, frozen=True, tag="compaction"):
     summary: str
     first_kept_entry_id: str | None
     tokens_before: int
-    id: str = field(default_factory=new_entry_id)
+    id: str = msgspec.field(default_factory=new_entry_id)
     parent_id: str | None = None
-    timestamp: int = field(default_factory=now_ms)
-    type = "compaction"
+    timestamp: int = msgspec.field(default_factory=now_ms)
+    type: ClassVar[str] = "compaction"
 
 
-@dataclass(frozen=True, slots=True)
-class CustomEntry:
+class CustomEntry(_Entry, frozen=True, tag="custom"):
     custom_type: str
     data: Any
-    id: str = field(default_factory=new_entry_id)
+    id: str = msgspec.field(default_factory=new_entry_id)
     parent_id: str | None = None
-    timestamp: int = field(default_factory=now_ms)
-    type = "custom"
+    timestamp: int = msgspec.field(default_factory=now_ms)
+    type: ClassVar[str] = "custom"
 
 
 Entry: TypeAlias = (
     MessageEntry | ModelChangeEntry | ThinkingLevelChangeEntry | CompactionEntry | CustomEntry
 )
+
+
+_ENCODER = msgspec.json.Encoder()
+_ENTRY = msgspec.json.Decoder(Entry)
+_ENTRIES = msgspec.json.Decoder(list[Entry])
+
+
+def encode_entry(e: Entry) -> bytes:
+    """The store's form of an entry: compact JSON."""
+    return _ENCODER.encode(e)
+
+
+def decode_entry(body: bytes | str) -> Entry:
+    """One entry from its store form; malformed input raises a `msgspec` error."""
+    return _ENTRY.decode(body)
+
+
+def decode_entries(array: bytes | str) -> list[Entry]:
+    """A JSON array of entries in their store form, decoded in one call."""
+    return _ENTRIES.decode(array)
 
 
 def _iso(ms: int) -> str:
@@ -125,9 +152,8 @@ def _ms(value: Any) -> int:
         return int(value)
     import datetime
 
-    return int(
-        datetime.datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp() * 1000
-    )
+    stamp = datetime.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    return round(stamp.timestamp() * 1000)  # int() would turn .002 into 1 ms less
 
 
 def entry_from_json(d: dict[str, Any]) -> Entry:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import json
 import sqlite3
 import threading
@@ -12,9 +11,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+import msgspec
+
 from piagents.ai.messages import UserMessage, now_ms
 from piagents.store import lease
 from piagents.store.base import _UNSET, LeaseHolder, SessionInUse, SessionNotFound, StoreError
+from piagents.store.collector import collector_paused
 from piagents.store.records import (
     CompactionEntry,
     Entry,
@@ -22,13 +24,22 @@ from piagents.store.records import (
     MessageEntry,
     SearchHit,
     SessionRecord,
+    decode_entries,
+    decode_entry,
+    encode_entry,
     entry_from_json,
-    entry_to_json,
 )
 
 # 'piAG': marks a database as ours, so a foreign SQLite file is never written to.
 APPLICATION_ID = 0x70694147
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# Version 2: entry bodies in the records' own compact JSON (not Pi's), packed in blocks.
+
+# Entries are appended one row each; every BLOCK of them is then packed into one
+# `entry_blocks` row (a JSON array decoded in one call), which is what makes
+# reopening a long session fast. Packed rows keep their id and type (compactions
+# keep their body too) so the start of the context is still found by index.
+BLOCK = 512
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -62,6 +73,13 @@ CREATE TABLE IF NOT EXISTS entries (
     PRIMARY KEY (session_id, seq)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS entries_id ON entries(session_id, entry_id);
+CREATE TABLE IF NOT EXISTS entry_blocks (
+    session_id TEXT NOT NULL,
+    first_seq INTEGER NOT NULL,
+    last_seq INTEGER NOT NULL,
+    body BLOB NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS entry_blocks_seq ON entry_blocks(session_id, last_seq);
 CREATE TABLE IF NOT EXISTS inputs (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     id TEXT NOT NULL UNIQUE,
@@ -128,6 +146,7 @@ class SQLiteStore:
                 f"{self.path} is not a usable pi-agents store ({exc}); it was left untouched."
             ) from exc
         self._next_seq: dict[str, int] = {}
+        self._packed_to: dict[str, int] = {}  # seq of each session's first unpacked entry
 
     # ---- opening -------------------------------------------------------------
 
@@ -177,6 +196,7 @@ class SQLiteStore:
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
+            version = db.execute("PRAGMA user_version").fetchone()[0]
             for table, columns in _ADDED_COLUMNS.items():
                 have = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
                 if not have:
@@ -187,6 +207,11 @@ class SQLiteStore:
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     db.execute(statement)
+            if version < 2:
+                _recode_entries(db)
+                for (session_id,) in db.execute("SELECT id FROM sessions").fetchall():
+                    _pack(db, session_id, 0, _next_seq(db, session_id))
+                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
@@ -338,16 +363,15 @@ class SQLiteStore:
     def append(self, session_id: str, entries: Sequence[Entry]) -> None:
         if not entries:
             return
-        rows = [
-            (e.id, e.type, json.dumps(entry_to_json(e), separators=(",", ":"))) for e in entries
-        ]
+        rows = [(e.id, e.type, encode_entry(e)) for e in entries]
         with self._tx() as db:
             seq = self._next_seq.get(session_id)
             if seq is None:
-                last = db.execute(
-                    "SELECT max(seq) FROM entries WHERE session_id = ?", (session_id,)
-                ).fetchone()[0]
-                seq = 0 if last is None else last + 1
+                seq = _next_seq(db, session_id)
+            packed = self._packed_to.get(session_id)
+            if packed is None:
+                packed = _packed_to(db, session_id)
+            end = seq + len(rows)
             db.executemany(
                 "INSERT INTO entries (session_id, seq, entry_id, type, body) VALUES (?,?,?,?,?)",
                 [(session_id, seq + i, *row) for i, row in enumerate(rows)],
@@ -358,6 +382,8 @@ class SQLiteStore:
             )
             if cur.rowcount == 0:
                 raise SessionNotFound(f"No session {session_id}")
+            if end - packed >= BLOCK:
+                packed = _pack(db, session_id, packed, end)
             docs = _search_docs(entries)
             if docs:
                 db.executemany(
@@ -371,10 +397,11 @@ class SQLiteStore:
                         "WHERE id = ?",
                         (requests[-1][1], requests[-1][0], session_id),
                     )
-        self._next_seq[session_id] = seq + len(rows)
+        self._next_seq[session_id] = end
+        self._packed_to[session_id] = packed
 
     def entries(self, session_id: str, *, from_last_compaction: bool = False) -> list[Entry]:
-        def query(db: sqlite3.Connection) -> list[Any]:
+        def query(db: sqlite3.Connection) -> tuple[int, list[Any], list[Any]]:
             start = 0
             if from_last_compaction:
                 row = db.execute(
@@ -384,7 +411,8 @@ class SQLiteStore:
                 ).fetchone()
                 if row is not None:
                     start = row[0]
-                    kept = json.loads(row[1]).get("firstKeptEntryId")
+                    compaction = decode_entry(row[1])
+                    kept = getattr(compaction, "first_kept_entry_id", None)
                     if kept:
                         hit = db.execute(
                             "SELECT seq FROM entries WHERE session_id = ? AND entry_id = ?",
@@ -392,24 +420,33 @@ class SQLiteStore:
                         ).fetchone()
                         if hit is not None:
                             start = min(start, hit[0])
-            return db.execute(
-                "SELECT body FROM entries WHERE session_id = ? AND seq >= ? ORDER BY seq",
+            blocks = db.execute(
+                "SELECT first_seq, last_seq, body FROM entry_blocks "
+                "WHERE session_id = ? AND last_seq >= ? ORDER BY last_seq",
                 (session_id, start),
             ).fetchall()
+            loose_from = max(start, blocks[-1][1] + 1) if blocks else start
+            loose = db.execute(
+                "SELECT body FROM entries WHERE session_id = ? AND seq >= ? ORDER BY seq",
+                (session_id, loose_from),
+            ).fetchall()
+            return start, blocks, loose
 
-        rows = self._read(query)
-        # Building many small objects at once: the cycle collector would only rescan them.
-        collecting = gc.isenabled()
-        gc.disable()
         try:
-            return [entry_from_json(json.loads(r[0])) for r in rows]
-        except (ValueError, KeyError, TypeError) as exc:
+            with collector_paused():
+                start, blocks, loose = self._read(query)
+                out: list[Entry] = []
+                for first, _, body in blocks:
+                    block = decode_entries(body)
+                    out.extend(block[start - first :] if first < start else block)
+                if loose:
+                    joined = b",".join(_bytes(r[0]) for r in loose)
+                    out.extend(decode_entries(b"[" + joined + b"]"))
+                return out
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise StoreError(
                 f"{self.path}: session {session_id} has an unreadable entry ({exc})"
             ) from exc
-        finally:
-            if collecting:
-                gc.enable()
 
     # ---- inputs ---------------------------------------------------------------
 
@@ -698,6 +735,64 @@ class SQLiteStore:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _bytes(body: bytes | str) -> bytes:
+    return body.encode() if isinstance(body, str) else body
+
+
+def _next_seq(db: sqlite3.Connection, session_id: str) -> int:
+    last = db.execute("SELECT max(seq) FROM entries WHERE session_id = ?", (session_id,)).fetchone()
+    return 0 if last[0] is None else int(last[0]) + 1
+
+
+def _packed_to(db: sqlite3.Connection, session_id: str) -> int:
+    """The seq of the session's first entry not yet packed into a block."""
+    last = db.execute(
+        "SELECT max(last_seq) FROM entry_blocks WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    return 0 if last[0] is None else int(last[0]) + 1
+
+
+def _pack(db: sqlite3.Connection, session_id: str, start: int, end: int) -> int:
+    """Pack the whole blocks of entries in [start, end) into `entry_blocks`; the new start."""
+    while end - start >= BLOCK:
+        stop = start + BLOCK
+        bodies = db.execute(
+            "SELECT body FROM entries WHERE session_id = ? AND seq >= ? AND seq < ? ORDER BY seq",
+            (session_id, start, stop),
+        ).fetchall()
+        if len(bodies) != BLOCK or any(not b[0] for b in bodies):
+            return start  # a gap or an already packed row: leave these entries loose
+        db.execute(
+            "INSERT INTO entry_blocks (session_id, first_seq, last_seq, body) VALUES (?,?,?,?)",
+            (session_id, start, stop - 1, b"[" + b",".join(_bytes(b[0]) for b in bodies) + b"]"),
+        )
+        db.execute(
+            "UPDATE entries SET body = x'' "
+            "WHERE session_id = ? AND seq >= ? AND seq < ? AND type != 'compaction'",
+            (session_id, start, stop),
+        )
+        start = stop
+    return start
+
+
+def _recode_entries(db: sqlite3.Connection) -> None:
+    """Rewrite entry bodies from Pi's JSON form (schema 1) into the records' own form.
+
+    A body that cannot be read is kept as it is, so nothing is lost: reading its
+    session reports it.
+    """
+    rows = db.execute("SELECT session_id, seq, body FROM entries").fetchall()
+    for session_id, seq, body in rows:
+        try:
+            recoded = encode_entry(entry_from_json(json.loads(body)))
+        except (ValueError, KeyError, TypeError):
+            continue
+        db.execute(
+            "UPDATE entries SET body = ? WHERE session_id = ? AND seq = ?",
+            (recoded, session_id, seq),
+        )
 
 
 def _search_docs(entries: Sequence[Entry]) -> list[tuple[int, str, bool]]:

@@ -1,0 +1,72 @@
+"""A session's context is the same whether built entry by entry, rebuilt on reopen, or pure."""
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from piagents.ai.messages import (
+    AssistantMessage,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from piagents.harness.context import build_context
+from piagents.harness.session import Session
+from piagents.harness.tokens import context_tokens
+from piagents.store.records import CompactionEntry, Entry, MessageEntry
+from piagents.store.sqlite import SQLiteStore
+
+# One step of a conversation; tool results refer to calls by their number.
+steps = st.one_of(
+    st.tuples(st.just("user"), st.text(max_size=30)),
+    st.tuples(st.just("assistant"), st.integers(0, 2), st.sampled_from(["stop", "toolUse"])),
+    st.tuples(st.just("dropped"), st.sampled_from(["error", "aborted"]), st.integers(0, 1)),
+    st.tuples(st.just("result"), st.integers(0, 9)),
+    st.tuples(st.just("usage"), st.integers(1, 5000)),
+    st.tuples(st.just("compaction"), st.integers(0, 8)),
+)
+
+
+def entries_of(script: list[tuple]) -> list[Entry]:
+    out: list[Entry] = []
+    calls: list[str] = []
+    for step in script:
+        kind = step[0]
+        if kind == "user":
+            out.append(MessageEntry(UserMessage.of(step[1] or "hi")))
+        elif kind in ("assistant", "dropped"):
+            n = step[1] if kind == "assistant" else step[2]
+            new = [f"c{len(calls) + i}" for i in range(n)]
+            calls.extend(new)
+            stop = step[2] if kind == "assistant" else step[1]
+            content = (TextContent("ok"), *(ToolCall("read", {"path": c}, c) for c in new))
+            out.append(MessageEntry(AssistantMessage(content, stop)))
+        elif kind == "result" and calls:
+            call = calls[step[1] % len(calls)]
+            out.append(MessageEntry(ToolResultMessage(call, "read", (TextContent("r" * 40),))))
+        elif kind == "usage":
+            out.append(MessageEntry(AssistantMessage((TextContent("u"),), usage=Usage(step[1]))))
+        elif kind == "compaction" and out:
+            kept = out[-1 - step[1] % len(out)].id
+            out.append(CompactionEntry("summary", kept, 10))
+    return out
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(steps, max_size=40))
+def test_incremental_reopened_and_pure_contexts_agree(tmp_path, script):
+    store = SQLiteStore(tmp_path / f"s{abs(hash(str(script)))}.db")
+    try:
+        live = Session.create(store, cwd="/", model="faux/x")
+        for entry in entries_of(script):
+            live.append(entry)
+        reopened = Session.load(store, live.id)
+        expected = build_context(live.entries)
+        assert live.context() == expected
+        assert reopened.context() == expected
+        assert live.context_tokens() == reopened.context_tokens() == context_tokens(expected)
+    finally:
+        store.close()
