@@ -16,8 +16,8 @@ from piagents.store.records import (
     ModelChangeEntry,
     SessionRecord,
     ThinkingLevelChangeEntry,
+    entry_to_json,
 )
-from piagents.store.records import entry_to_json
 from piagents.store.sqlite import BLOCK, SQLiteStore
 
 
@@ -208,7 +208,9 @@ def test_every_full_block_of_entries_is_packed_into_one_row(store, tmp_path):
         store.append("s", entries[i : i + 7])
     assert store.entries("s") == entries
     db = sqlite3.connect(tmp_path / "store.db")
-    blocks = db.execute("SELECT first_seq, last_seq FROM entry_blocks ORDER BY first_seq").fetchall()
+    blocks = db.execute(
+        "SELECT first_seq, last_seq FROM entry_blocks ORDER BY first_seq"
+    ).fetchall()
     assert blocks == [(0, BLOCK - 1), (BLOCK, 2 * BLOCK - 1)]
     loose = db.execute("SELECT count(*) FROM entries WHERE length(body) > 0").fetchone()[0]
     assert loose == 10
