@@ -44,8 +44,8 @@ EVERY_KEY: dict[str, Any] = {
         "extensions": ["ext/one.py", "ext/two.py"],
         "abortTimeoutMs": 1500,
         "agentApi": "supervision",
-        "spawnPlacement": "background",
-        "contextRetirement": True,
+        "spawnPlacement": "tmux",
+        "contextRetirement": False,
         "inlineAttachmentLimitBytes": 1024,
         "mailboxPayloadLimitBytes": 2048,
     },
@@ -93,8 +93,8 @@ def test_every_setting_key_is_read_into_the_settings() -> None:
         extensions=("ext/one.py", "ext/two.py"),
         abort_timeout_ms=1500,
         agent_api="supervision",
-        spawn_placement="background",
-        context_retirement=True,
+        spawn_placement="tmux",
+        context_retirement=False,
         inline_attachment_limit_bytes=1024,
         mailbox_payload_limit_bytes=2048,
     )
@@ -289,10 +289,6 @@ def test_wrong_types_warn_naming_file_and_key_and_use_the_default(
         ("maxOutstanding", -1),
         ("abortTimeoutMs", 2.5),
         ("agentApi", "both"),
-        ("spawnPlacement", "elsewhere"),
-        ("contextRetirement", 1),
-        ("inlineAttachmentLimitBytes", False),
-        ("mailboxPayloadLimitBytes", None),
         ("extensions", "one.py"),
         ("extensions", [1, 2]),
     ],
@@ -303,6 +299,44 @@ def test_wrong_agent_settings_warn_naming_the_key_and_use_the_default(key: str, 
     assert len(s.warnings) == 1, s.warnings
     assert s.warnings[0].startswith(f"/h/settings.json: pi-agents.{key}: ")
     assert s.agents == AgentsSettings()
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "expected"),
+    [
+        ("spawnPlacement", "elsewhere", 'expected one of process, tmux, inline, got "elsewhere"'),
+        ("contextRetirement", 1, "expected true or false, got 1"),
+        (
+            "inlineAttachmentLimitBytes",
+            False,
+            "expected an integer from 1024 to 1048576, got false",
+        ),
+        ("inlineAttachmentLimitBytes", 1023, "expected an integer from 1024 to 1048576, got 1023"),
+        ("mailboxPayloadLimitBytes", 1048577, "expected an integer from 1024 to 1048576"),
+        ("mailboxPayloadLimitBytes", None, "expected an integer from 1024 to 1048576, got null"),
+    ],
+)
+def test_wrong_supervision_settings_are_errors_naming_the_key(
+    key: str, value: Any, expected: str
+) -> None:
+    s = parse_settings({"pi-agents": {key: value}}, "/h/settings.json")
+
+    assert s.warnings == ()
+    assert len(s.errors) == 1
+    assert s.errors[0].startswith(f"/h/settings.json: pi-agents.{key}: {expected}")
+
+
+def test_supervision_settings_have_the_documented_defaults_and_bounds() -> None:
+    d = parse_settings({}, "f").agents
+    assert (d.spawn_placement, d.context_retirement) == (None, True)
+    assert d.inline_attachment_limit_bytes == d.mailbox_payload_limit_bytes == 131072
+    edge = parse_settings(
+        {"pi-agents": {"inlineAttachmentLimitBytes": 1024, "mailboxPayloadLimitBytes": 1048576}},
+        "f",
+    )
+    assert edge.errors == ()
+    assert edge.agents.inline_attachment_limit_bytes == 1024
+    assert edge.agents.mailbox_payload_limit_bytes == 1048576
 
 
 def test_a_bad_provider_header_map_warns_and_keeps_the_rest_of_the_provider() -> None:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import piagents
+from piagents.config import SettingsError
 from piagents.store.base import SessionInUse, SessionNotFound
 from piagents.store.sqlite import SQLiteStore
 from piagents.testing import FunctionModel, Message, ModelCall, Reply, ToolCall
@@ -467,18 +468,31 @@ async def test_an_error_raised_inside_async_with_comes_out_as_itself(home: Path)
             raise KeyError("mine")
 
 
-async def test_the_supervision_face_is_refused_clearly_until_it_exists(home: Path) -> None:
+async def test_each_root_gets_the_face_chosen_for_it_or_by_settings(home: Path) -> None:
     async with piagents.Runtime(home=home, model=FunctionModel(Recorder())) as rt:
-        with pytest.raises(ValueError, match="supervision face"):
-            await rt.open_root(cwd=home, agent_api="supervision")
-        root = await rt.open_root(cwd=home, agent_api="agents")
-        assert "agent" in root.tool_names
-    rt2 = piagents.Runtime(
-        home=home,
-        model=FunctionModel(Recorder()),
-        settings={"pi-agents": {"agentApi": "supervision"}},
-    )
-    assert any("supervision face" in w for w in rt2.warnings)
+        lead = await rt.open_root(cwd=home, agent_api="supervision")
+        plain = await rt.open_root(cwd=home, agent_api="agents")
+        with pytest.raises(ValueError, match="unknown agent API 'both'"):
+            await rt.open_root(cwd=home, agent_api="both")
+        assert lead.loop.tools["agent"].parameters["properties"]["action"]["enum"][1] == "delegate"
+        assert plain.loop.tools["agent"].parameters["properties"]["action"]["enum"][0] == "spawn"
+    settings = {"pi-agents": {"agentApi": "supervision"}}
+    async with piagents.Runtime(
+        home=home, model=FunctionModel(Recorder()), settings=settings
+    ) as rt:
+        root = await rt.open_root(cwd=home)
+        assert "delegate" in root.loop.tools["agent"].parameters["properties"]["action"]["enum"]
+        again = await rt.open_root(session=plain.id)  # a saved choice is kept
+        assert "spawn" in again.loop.tools["agent"].parameters["properties"]["action"]["enum"]
+
+
+async def test_invalid_supervision_settings_stop_the_runtime_naming_the_key(home: Path) -> None:
+    with pytest.raises(SettingsError, match=r"pi-agents\.spawnPlacement"):
+        piagents.Runtime(
+            home=home,
+            model=FunctionModel(Recorder()),
+            settings={"pi-agents": {"spawnPlacement": "moon"}},
+        )
 
 
 async def test_call_tool_details_are_always_a_json_serialisable_dict(home: Path) -> None:

@@ -22,6 +22,14 @@ ProviderApi = Literal["openai-completions", "openai-responses", "anthropic-messa
 PROVIDER_APIS = ("openai-completions", "openai-responses", "anthropic-messages")
 QUEUE_MODES = ("one-at-a-time", "all")
 AGENT_APIS = ("agents", "supervision")
+Placement = Literal["process", "tmux", "inline"]
+PLACEMENTS: tuple[Placement, ...] = ("process", "tmux", "inline")
+MESSAGE_LIMIT_DEFAULT = 131_072
+MESSAGE_LIMIT_RANGE = (1024, 1_048_576)
+
+
+class SettingsError(ValueError):
+    """Settings that cannot be used with a default in their place (the supervision face's)."""
 
 
 def default_home() -> Path:
@@ -52,10 +60,11 @@ class AgentsSettings:
     extensions: tuple[str, ...] = ()
     abort_timeout_ms: int = 10_000
     agent_api: Literal["agents", "supervision"] = "agents"
-    spawn_placement: str = "inline"
-    context_retirement: bool = False
-    inline_attachment_limit_bytes: int = 65_536
-    mailbox_payload_limit_bytes: int = 262_144
+    # The supervision face. Placement None: `process` on the command line, `inline` in the SDK.
+    spawn_placement: Placement | None = None
+    context_retirement: bool = True
+    inline_attachment_limit_bytes: int = MESSAGE_LIMIT_DEFAULT
+    mailbox_payload_limit_bytes: int = MESSAGE_LIMIT_DEFAULT
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,15 +79,20 @@ class Settings:
     follow_up_mode: Literal["one-at-a-time", "all"] = "one-at-a-time"
     agents: AgentsSettings = AgentsSettings()
     warnings: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()  # each names its file and key; see SettingsError
 
 
 class _Reader:
     def __init__(self, source: str) -> None:
         self.source = source
         self.warnings: list[str] = []
+        self.errors: list[str] = []
 
     def warn(self, key: str, problem: str) -> None:
         self.warnings.append(f"{self.source}: {key}: {problem}; using the default.")
+
+    def fail(self, key: str, problem: str) -> None:
+        self.errors.append(f"{self.source}: {key}: {problem}.")
 
     def unknown(self, raw: Mapping[str, Any], known: set[str], prefix: str = "") -> None:
         for key in raw:
@@ -236,6 +250,7 @@ def parse_settings(raw: Mapping[str, Any], source: str = "settings") -> Settings
         ),
         agents=_agents(r, r.section(raw, "pi-agents")),
         warnings=tuple(r.warnings),
+        errors=tuple(r.errors),
     )
 
 
@@ -273,13 +288,6 @@ def _agents(r: _Reader, raw: Mapping[str, Any]) -> AgentsSettings:
             extensions = tuple(value)
         else:
             r.warn("pi-agents.extensions", "expected a list of paths")
-    placement = r.choice(
-        raw,
-        "spawnPlacement",
-        ("inline", "background"),
-        d.spawn_placement,
-        "pi-agents.spawnPlacement",
-    )
     return AgentsSettings(
         max_concurrent=concurrent,
         max_outstanding=outstanding,
@@ -291,23 +299,46 @@ def _agents(r: _Reader, raw: Mapping[str, Any]) -> AgentsSettings:
             Literal["agents", "supervision"],
             r.choice(raw, "agentApi", AGENT_APIS, d.agent_api, "pi-agents.agentApi"),
         ),
-        spawn_placement=placement,
-        context_retirement=r.boolean(
-            raw, "contextRetirement", d.context_retirement, "pi-agents.contextRetirement"
-        ),
-        inline_attachment_limit_bytes=r.positive_int(
-            raw,
-            "inlineAttachmentLimitBytes",
-            d.inline_attachment_limit_bytes,
-            "pi-agents.inlineAttachmentLimitBytes",
-        ),
-        mailbox_payload_limit_bytes=r.positive_int(
-            raw,
-            "mailboxPayloadLimitBytes",
-            d.mailbox_payload_limit_bytes,
-            "pi-agents.mailboxPayloadLimitBytes",
-        ),
+        **_supervision(r, raw),
     )
+
+
+def _supervision(r: _Reader, raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The supervision face's settings: an invalid one is an error, not a warning."""
+    out: dict[str, Any] = {}
+    if "spawnPlacement" in raw:
+        value = raw["spawnPlacement"]
+        if value in PLACEMENTS:
+            out["spawn_placement"] = value
+        else:
+            r.fail(
+                "pi-agents.spawnPlacement",
+                f"expected one of {', '.join(PLACEMENTS)}, got {json.dumps(value)}",
+            )
+    if "contextRetirement" in raw:
+        value = raw["contextRetirement"]
+        if isinstance(value, bool):
+            out["context_retirement"] = value
+        else:
+            r.fail(
+                "pi-agents.contextRetirement", f"expected true or false, got {json.dumps(value)}"
+            )
+    low, high = MESSAGE_LIMIT_RANGE
+    for key, name in (
+        ("inlineAttachmentLimitBytes", "inline_attachment_limit_bytes"),
+        ("mailboxPayloadLimitBytes", "mailbox_payload_limit_bytes"),
+    ):
+        if key not in raw:
+            continue
+        value = raw[key]
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            r.fail(
+                f"pi-agents.{key}",
+                f"expected an integer from {low} to {high}, got {json.dumps(value)}",
+            )
+        else:
+            out[name] = value
+    return out
 
 
 def merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:

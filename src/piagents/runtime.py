@@ -18,8 +18,8 @@ from piagents.agents.operations import fork_entries
 from piagents.agents.tool import AgentTool
 from piagents.ai.faux import FunctionModel
 from piagents.ai.models import ModelRef, ThinkingLevel, model_info, parse_thinking_level
-from piagents.ai.registry import ProviderConfigError, ProviderRegistry, default_model_from_env
-from piagents.config import Settings, default_home, load_settings
+from piagents.ai.registry import NO_MODEL, ProviderConfigError, ProviderRegistry, default_model
+from piagents.config import AGENT_APIS, Settings, SettingsError, default_home, load_settings
 from piagents.extensions import load_extensions
 from piagents.harness.compaction import auto_compaction
 from piagents.harness.loop import AgentLoop, LoopConfig, LoopHooks
@@ -31,22 +31,19 @@ from piagents.store import lease
 from piagents.store.base import LeaseHolder, SessionNotFound, Store
 from piagents.store.records import SessionRecord
 from piagents.store.sqlite import SQLiteStore
+from piagents.supervision.supervisor import Supervisor
+from piagents.supervision.tool import SupervisionTool
 
 log = logging.getLogger("piagents")
 
 FAUX_DEFAULT = "faux/function"
-SUPERVISION_NOT_YET = (
-    "the supervision face of the agent tool (agentApi 'supervision') is not available "
-    "in this version; use the default 'agents' face"
-)
 
 
 def check_agent_api(agent_api: str) -> None:
-    """Refuse a face this version does not offer, rather than hand out the other one."""
-    if agent_api == "supervision":
-        raise ValueError(SUPERVISION_NOT_YET)
-    if agent_api != "agents":
-        raise ValueError(f"unknown agent API {agent_api!r}; expected 'agents'")
+    if agent_api not in AGENT_APIS:
+        raise ValueError(
+            f"unknown agent API {agent_api!r}; expected one of {', '.join(AGENT_APIS)}"
+        )
 
 
 class Runtime:
@@ -70,15 +67,13 @@ class Runtime:
         self.home = Path(home).expanduser() if home is not None else default_home()
         self.home.mkdir(parents=True, exist_ok=True)
         self.settings: Settings = load_settings(self.home, settings)
+        if self.settings.errors:
+            raise SettingsError("\n".join(self.settings.errors))
         function_model = model if isinstance(model, FunctionModel) else None
         if function_model is not None:
             self.default_model: str | None = f"faux/{function_model.model_id}"
         else:
-            self.default_model = (
-                model
-                if isinstance(model, str)
-                else self.settings.default_model or default_model_from_env()
-            )
+            self.default_model = model if isinstance(model, str) else default_model(self.settings)
         self.default_thinking: ThinkingLevel = (
             parse_thinking_level(thinking) if thinking else self.settings.default_thinking
         )
@@ -101,15 +96,15 @@ class Runtime:
         self._extensions: list[Tool] | None = None
         self.abandoned: list[str] = []  # Agents whose work did not stop when unloaded
         self.extension_warnings: list[str] = []
+        # Where managed agents run when settings name no placement (the CLI: `process`).
+        self.default_placement = "inline"
+        self.supervisor = Supervisor(self)
 
     @property
     def warnings(self) -> tuple[str, ...]:
         """Problems with settings and extensions, to show at startup."""
         self._extension_tools()
-        face = []
-        if self.settings.agents.agent_api == "supervision":
-            face = [f"pi-agents.agentApi: {SUPERVISION_NOT_YET}."]
-        return (*self.settings.warnings, *self.extension_warnings, *face)
+        return (*self.settings.warnings, *self.extension_warnings)
 
     @property
     def store(self) -> Store:
@@ -156,6 +151,7 @@ class Runtime:
     async def close_agents(self) -> None:
         """Take every Agent offline, owned ones bottom-up before their roots."""
         self.closing = True
+        self.supervisor.shut_down()
         timeout = self.settings.agents.abort_timeout_ms / 1000
         for agent in sorted(self.agents.values(), key=self._depth, reverse=True):
             await self.unload(agent, timeout)
@@ -219,10 +215,13 @@ class Runtime:
             self.store.acquire_lease(session, self.holder)
             try:
                 s = Session.load(self.store, session)
-                return self._load(s, model=model, thinking=thinking)
+                agent = self._load(s, model=model, thinking=thinking)
             except BaseException:
                 self.store.release_lease(session, self.holder)
                 raise
+            if self.supervisor.face(agent.session.record) == "supervision":
+                self.supervisor.recover(agent.id)
+            return agent
         ref = self._model_ref(model)
         level = self._thinking(thinking, ref)
         directory = Path(cwd).expanduser().resolve() if cwd is not None else Path.cwd()
@@ -258,10 +257,7 @@ class Runtime:
     ) -> Agent:
         ref = self._model_ref(model or session.record.model or None)
         if ref is None:
-            raise ProviderConfigError(
-                "No model configured: set OPENAI_API_KEY or ANTHROPIC_API_KEY, pass --model "
-                "provider/modelId, or set defaultModel in settings.json."
-            )
+            raise ProviderConfigError(NO_MODEL)
         if model is not None and str(ref) != session.record.model:
             session.set_model(str(ref))  # a model chosen at reopen is kept with the session
         if thinking is None and model is not None and ref.thinking is not None:
@@ -296,11 +292,22 @@ class Runtime:
         tools = self.tools_for(agent)
         loop.tools = {t.name: t for t in tools}
         loop.system_prompt = self.system_prompt(session, tools)
+        face = self.supervisor.face(session.record)
+        if face == "managed":
+            loop.system_prompt = self.supervisor.system_prompt_for(agent, loop.system_prompt)
+        elif face == "supervision":
+            addition = self.supervisor.system_prompt_addition(agent)
+            if addition:
+                loop.system_prompt = f"{loop.system_prompt}\n\n{addition}"
         self.agents[session.id] = agent
         self.coordinator.attach(agent)
         if session.record.is_root:
             self.coordinator.drain()
         return agent
+
+    def load_managed(self, session: Session) -> Agent:
+        """Load a managed agent's session here (placement `inline`)."""
+        return self._load(session)
 
     async def create_owned(
         self, owner: Agent, *, name: str, cwd: str, model: str, thinking: str, fork: bool
@@ -380,13 +387,20 @@ class Runtime:
             self._background.add(agent.id)
 
     def tools_for(self, agent: Agent) -> list[Tool]:
-        tools: list[Tool] = [
-            *builtin_tools(),
-            AgentTool(self.coordinator, agent),
-            *self._extension_tools(),
-        ]
-        if self.tool_names is not None:
-            wanted = set(self.tool_names)
+        face = self.supervisor.face(agent.session.record)
+        wanted = set(self.tool_names) if self.tool_names is not None else None
+        if face == "managed":
+            available = [*builtin_tools(), *self._extension_tools()]
+            if wanted is not None:
+                available = [t for t in available if t.name in wanted]
+            return self.supervisor.tools_for_managed(agent, available)
+        face_tool: Tool = (
+            SupervisionTool(self.supervisor, agent)
+            if face == "supervision"
+            else AgentTool(self.coordinator, agent)
+        )
+        tools: list[Tool] = [*builtin_tools(), face_tool, *self._extension_tools()]
+        if wanted is not None:
             tools = [t for t in tools if t.name in wanted]
         owner = self.agents.get(agent.session.record.owner_id or "")
         if owner is not None:  # an owned Agent can use only tools its owner can use

@@ -303,12 +303,31 @@ class Coordinator:
         return Accepted(stored, False, None)
 
     def drain(self) -> None:
-        """Take inputs other runtimes left in the store for Agents loaded here."""
-        roots = [a for a in self.rt.agents.values() if a.session.record.is_root]
-        for stored in self.rt.store.take_undelivered([a.id for a in roots]):
+        """Take inputs left in the store (by other runtimes, or results recorded with
+        their generation) for Agents loaded here."""
+        for stored in self.rt.store.take_undelivered(list(self.rt.agents)):
             agent = self.rt.agents.get(stored.recipient_id)
             if agent is not None:
                 self._submit(agent, stored)
+
+    async def reach(self, recipient: SessionRecord) -> None:
+        """Messages wait in the store for `recipient`, which is not loaded here: tell the
+        runtime holding its tree, or wake its root to take them."""
+        root_id = recipient.root_id or recipient.id
+        holder = self.rt.store.lease_of(root_id)
+        if holder is not None and await poke(holder.token):
+            return
+        if self.rt.store.lease_of(root_id) is not None:
+            return  # its holder takes them when it next drains
+        root = self.rt.store.get_session(root_id)
+        if root is None:
+            return
+        if not self.rt.wake_in_process:
+            self.rt.serve_in_background(root_id)
+            return
+        with contextlib.suppress(SessionInUse, AgentCallError):
+            await self.rt.wake(root)
+            self.drain()
 
     def _rendered(
         self, sender: SessionRecord | None, recipient: SessionRecord, text: str, kind: str
@@ -328,8 +347,12 @@ class Coordinator:
         delivery: str,
         *,
         notification: bool = False,
+        has_result: bool | None = None,
     ) -> Accepted:
-        """Accept a message for an Agent loaded here: record it, then hand it to its loop."""
+        """Accept a message for an Agent loaded here: record it, then hand it to its loop.
+
+        `has_result=False` keeps an owner's input from giving a Pi Agents result (the
+        supervision face reports its generations' results itself)."""
         record = recipient.session.record
         marks = self.marks.setdefault(recipient.id, AgentMarks())
         sender_rec = sender.session.record if sender is not None else None
@@ -340,8 +363,10 @@ class Coordinator:
         tree = self.tree(self.root_of(record))
         if kind == "input" and not record.is_root and tree.outstanding >= self.max_outstanding:
             raise AgentCallError(texts.input_rejected(tree.outstanding))
+        if has_result is None:
+            has_result = kind == "input" and from_owner
         stored = self._record_input(
-            tree.root_id, record, sender_rec, kind, delivery, text, kind == "input" and from_owner
+            tree.root_id, record, sender_rec, kind, delivery, text, has_result
         )
         return self._submit(recipient, stored)
 

@@ -417,9 +417,11 @@ class AgentLoop:
                 self.emit(MessageCommitted(msg))
                 next_to_commit += 1
 
+        names = tuple(c.name for c in calls)
+
         async def one(index: int, call: ToolCall) -> None:
             self.emit(ToolStarted(call))
-            results[index] = await self._execute_tool(run, call)
+            results[index] = await self._execute_tool(run, call, names)
             commit_ready()
 
         try:
@@ -439,8 +441,10 @@ class AgentLoop:
             commit_ready()
             raise
 
-    async def _execute_tool(self, run: _Run, call: ToolCall) -> ToolResultMessage:
-        result = await self.run_tool(call, run.aborted)
+    async def _execute_tool(
+        self, run: _Run, call: ToolCall, turn_calls: tuple[str, ...]
+    ) -> ToolResultMessage:
+        result = await self.run_tool(call, run.aborted, turn_calls)
         return ToolResultMessage(
             call.id,
             call.name,
@@ -449,7 +453,12 @@ class AgentLoop:
             result.is_error,
         )
 
-    async def run_tool(self, call: ToolCall, aborted: asyncio.Event | None = None) -> ToolResult:
+    async def run_tool(
+        self,
+        call: ToolCall,
+        aborted: asyncio.Event | None = None,
+        turn_calls: tuple[str, ...] = (),
+    ) -> ToolResult:
         """Validate and run one tool call; every failure becomes an error result."""
         tool = self.tools.get(call.name)
         if tool is None:
@@ -463,6 +472,7 @@ class AgentLoop:
             agent_id=self.session.id,
             call_id=call.id,
             aborted=aborted or asyncio.Event(),
+            turn_calls=turn_calls,
         )
         try:
             return await tool.execute(call.args, ctx)

@@ -6,7 +6,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from piagents.store.records import Entry, InputRecord, SearchHit, SessionRecord
+from piagents.store.records import (
+    Entry,
+    GenerationRecord,
+    InputRecord,
+    SearchHit,
+    SessionRecord,
+)
 
 
 class StoreError(Exception):
@@ -145,5 +151,38 @@ class Store(Protocol):
     def release_lease(self, session_id: str, holder: LeaseHolder) -> None: ...
 
     def lease_of(self, session_id: str) -> LeaseHolder | None: ...
+
+    def add_generation(self, generation: GenerationRecord) -> None:
+        """Record a new supervision generation."""
+        ...
+
+    def update_generation(
+        self,
+        generation: GenerationRecord,
+        *,
+        expect_state: str | None = None,
+        end: bool = False,
+        result: InputRecord | None = None,
+    ) -> bool:
+        """Change a generation that has not ended (and is in `expect_state`, if given),
+        ending it when `end`, and add `result` for its owner, in one transaction.
+
+        False, with nothing changed, when it had ended or was in another state:
+        so a result is recorded, and delivered, exactly once.
+        """
+        ...
+
+    def get_generation(self, generation_id: str) -> GenerationRecord | None: ...
+
+    def generations(
+        self,
+        *,
+        root_id: str | None = None,
+        owner_id: str | None = None,
+        session_id: str | None = None,
+        live: bool | None = None,
+    ) -> list[GenerationRecord]:
+        """Oldest first; `live` selects those not yet ended (True) or ended (False)."""
+        ...
 
     def close(self) -> None: ...

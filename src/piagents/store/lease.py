@@ -49,3 +49,21 @@ def is_alive(holder: LeaseHolder) -> bool:
         pass
     started = process_start_time(holder.pid)
     return not (holder.started and started and started != holder.started)
+
+
+def presence(holder: LeaseHolder) -> str:
+    """`alive`, `gone`, or `unknown` (another machine, or a process that cannot be read)."""
+    if holder.host != socket.gethostname():
+        return "unknown"
+    if holder.pid == os.getpid():
+        return "alive" if holder.token in _live_tokens else "gone"
+    try:
+        os.kill(holder.pid, 0)
+    except ProcessLookupError:
+        return "gone"
+    except PermissionError:
+        pass
+    started = process_start_time(holder.pid)
+    if not holder.started or not started:
+        return "unknown"
+    return "alive" if started == holder.started else "gone"

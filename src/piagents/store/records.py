@@ -220,3 +220,56 @@ class SearchHit:
     session_id: str
     text: str | None
     timestamp: int
+
+
+class GenerationRecord(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """One managed-agent generation: one assignment given by `delegate` or `continue`.
+
+    `state` is the last recorded lifecycle state (`starting`, `working`,
+    `blocked`, `settling`, `ended`, `lost`, `unknown`); `outcome` is set once,
+    when the generation ends, together with the result for its owner.
+    """
+
+    id: str  # the assignment's request id
+    label: str
+    definition: str
+    root_id: str  # the lead's session
+    owner_id: str  # the controller that delegated: the lead or a delegating agent
+    session_id: str  # the managed agent's session
+    cwd: str
+    task: str
+    placement: str  # inline | process | tmux
+    kind: str = "delegate"  # or continue
+    state: str = "starting"
+    outcome: str | None = None  # completed | failed | aborted | closed | retired | lost
+    result: str | None = None
+    error: str | None = None
+    # Where it runs: the process (pid, host, its start time) and its pane or handle.
+    pid: int | None = None
+    host: str | None = None
+    started: str | None = None
+    token: str | None = None  # the runtime running it (its lease holder token)
+    pane: str | None = None
+    # ask_owner: at most one question per assignment.
+    ask_id: str | None = None
+    question: str | None = None
+    asked: bool = False
+    parent_label: str | None = None
+    created: int = msgspec.field(default_factory=now_ms)
+    updated: int = msgspec.field(default_factory=now_ms)
+    ended: int | None = None
+
+    @property
+    def live(self) -> bool:
+        return self.outcome is None and self.state not in ("lost", "unknown")
+
+
+_GENERATION = msgspec.json.Decoder(GenerationRecord)
+
+
+def encode_generation(g: GenerationRecord) -> bytes:
+    return _ENCODER.encode(g)
+
+
+def decode_generation(body: bytes | str) -> GenerationRecord:
+    return _GENERATION.decode(body)

@@ -20,13 +20,16 @@ from piagents.store.collector import collector_paused
 from piagents.store.records import (
     CompactionEntry,
     Entry,
+    GenerationRecord,
     InputRecord,
     MessageEntry,
     SearchHit,
     SessionRecord,
     decode_entries,
     decode_entry,
+    decode_generation,
     encode_entry,
+    encode_generation,
     entry_from_json,
 )
 
@@ -80,6 +83,19 @@ CREATE TABLE IF NOT EXISTS entry_blocks (
     body BLOB NOT NULL
 );
 CREATE UNIQUE INDEX IF NOT EXISTS entry_blocks_seq ON entry_blocks(session_id, last_seq);
+CREATE TABLE IF NOT EXISTS generations (
+    id TEXT PRIMARY KEY,
+    root_id TEXT NOT NULL,
+    owner_id TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    state TEXT NOT NULL,
+    ended INTEGER NOT NULL DEFAULT 0,
+    seq INTEGER NOT NULL,
+    body BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS generations_root ON generations(root_id, ended);
+CREATE INDEX IF NOT EXISTS generations_owner ON generations(owner_id, ended);
+CREATE INDEX IF NOT EXISTS generations_session ON generations(session_id);
 CREATE TABLE IF NOT EXISTS inputs (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     id TEXT NOT NULL UNIQUE,
@@ -479,31 +495,35 @@ class SQLiteStore:
 
     def add_input(self, record: InputRecord) -> InputRecord:
         with self._tx() as db:
-            cur = db.execute(
-                "INSERT INTO inputs (id, root_id, recipient_id, sender_id, kind, delivery, text, "
-                "has_result, status, result, read, aborted_by_owner, accepted, ended, delivered, "
-                "rendered) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    record.id,
-                    record.root_id,
-                    record.recipient_id,
-                    record.sender_id,
-                    record.kind,
-                    record.delivery,
-                    record.text,
-                    int(record.has_result),
-                    record.status,
-                    record.result,
-                    int(record.read),
-                    int(record.aborted_by_owner),
-                    record.accepted,
-                    record.ended,
-                    int(record.delivered),
-                    record.rendered,
-                ),
-            )
-            seq = cur.lastrowid
-        return replace(record, seq=int(seq or 0))
+            seq = self._insert_input(db, record)
+        return replace(record, seq=seq)
+
+    @staticmethod
+    def _insert_input(db: sqlite3.Connection, record: InputRecord) -> int:
+        cur = db.execute(
+            "INSERT INTO inputs (id, root_id, recipient_id, sender_id, kind, delivery, text, "
+            "has_result, status, result, read, aborted_by_owner, accepted, ended, delivered, "
+            "rendered) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                record.id,
+                record.root_id,
+                record.recipient_id,
+                record.sender_id,
+                record.kind,
+                record.delivery,
+                record.text,
+                int(record.has_result),
+                record.status,
+                record.result,
+                int(record.read),
+                int(record.aborted_by_owner),
+                record.accepted,
+                record.ended,
+                int(record.delivered),
+                record.rendered,
+            ),
+        )
+        return int(cur.lastrowid or 0)
 
     def end_inputs(
         self,
@@ -731,6 +751,75 @@ class SQLiteStore:
             return None
         holder = LeaseHolder(row[0], row[1], row[2], row[3] or "")
         return holder if lease.is_alive(holder) else None
+
+    # ---- supervision generations --------------------------------------------------
+
+    def add_generation(self, generation: GenerationRecord) -> None:
+        g = generation
+        with self._tx() as db:
+            seq = db.execute("SELECT coalesce(max(seq), 0) + 1 FROM generations").fetchone()[0]
+            db.execute(
+                "INSERT INTO generations (id, root_id, owner_id, session_id, state, ended, seq, "
+                "body) VALUES (?,?,?,?,?,0,?,?)",
+                (g.id, g.root_id, g.owner_id, g.session_id, g.state, seq, encode_generation(g)),
+            )
+
+    def update_generation(
+        self,
+        generation: GenerationRecord,
+        *,
+        expect_state: str | None = None,
+        end: bool = False,
+        result: InputRecord | None = None,
+    ) -> bool:
+        g = generation
+        sql = "UPDATE generations SET state = ?, ended = ?, body = ? WHERE id = ? AND ended = 0"
+        args: list[Any] = [g.state, int(end), encode_generation(g), g.id]
+        if expect_state is not None:
+            sql += " AND state = ?"
+            args.append(expect_state)
+        with self._tx() as db:
+            if db.execute(sql, args).rowcount == 0:
+                return False
+            if result is not None:
+                self._insert_input(db, result)
+        return True
+
+    def get_generation(self, generation_id: str) -> GenerationRecord | None:
+        rows = self._fetch("SELECT body FROM generations WHERE id = ?", (generation_id,))
+        return self._generation(rows[0][0]) if rows else None
+
+    def generations(
+        self,
+        *,
+        root_id: str | None = None,
+        owner_id: str | None = None,
+        session_id: str | None = None,
+        live: bool | None = None,
+    ) -> list[GenerationRecord]:
+        where: list[str] = []
+        args: list[Any] = []
+        for column, value in (
+            ("root_id", root_id),
+            ("owner_id", owner_id),
+            ("session_id", session_id),
+        ):
+            if value is not None:
+                where.append(f"{column} = ?")
+                args.append(value)
+        if live is not None:
+            where.append("ended = ?")
+            args.append(0 if live else 1)
+        sql = "SELECT body FROM generations"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        return [self._generation(r[0]) for r in self._fetch(sql + " ORDER BY seq", args)]
+
+    def _generation(self, body: bytes | str) -> GenerationRecord:
+        try:
+            return decode_generation(body)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise StoreError(f"{self.path}: an unreadable generation record ({exc})") from exc
 
     def close(self) -> None:
         with self._lock:

@@ -231,7 +231,7 @@ def closed(
     return " ".join(parts)
 
 
-def _definition_line(d: DefinitionLine) -> str:
+def definition_line(d: DefinitionLine) -> str:
     marks = [d.layer]
     if not d.trusted:
         marks.append("untrusted project: cannot be delegated to")
@@ -264,7 +264,7 @@ def agent_line(a: AgentLine) -> str:
 def list_text(definitions: Sequence[DefinitionLine], agents: Sequence[AgentLine]) -> str:
     """`list`: the definitions roster, then one line per agent record."""
     lines = ["Agent definitions:"]
-    lines += [_definition_line(d) for d in definitions] or ["(none)"]
+    lines += [definition_line(d) for d in definitions] or ["(none)"]
     lines += ["", "Agents:"]
     lines += [agent_line(a) for a in agents] or ["(none)"]
     if agents:

@@ -35,6 +35,8 @@ class ToolContext:
     agent_id: str = ""
     call_id: str = ""
     aborted: asyncio.Event = field(default_factory=asyncio.Event)
+    # Names of every tool call of the model turn this call belongs to (empty outside a turn).
+    turn_calls: tuple[str, ...] = ()
 
 
 class Tool(Protocol):
@@ -64,7 +66,12 @@ def _validator(schema: dict[str, Any]) -> jsonschema.Draft202012Validator:
 
 
 def validation_error(tool: Tool, args: Any) -> str | None:
-    """A clear message naming the offending field, or None when `args` fit the schema."""
+    """A clear message naming the offending field, or None when `args` fit the schema.
+
+    A tool with `validates_arguments = True` checks its own arguments (its errors
+    have a structure of their own) and is given any object."""
+    if isinstance(args, dict) and getattr(tool, "validates_arguments", False):
+        return None
     if not isinstance(args, dict):
         return f"Invalid arguments for {tool.name}: expected an object, got {type(args).__name__}."
     error = jsonschema.exceptions.best_match(_validator(tool.parameters).iter_errors(args))

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from piagents.harness.tools.base import ToolContext, ToolError, ToolResult
+from piagents.harness.tools.foreground import foreground
 from piagents.harness.tools.truncation import (
     MAX_BYTES,
     MAX_LINES,
@@ -215,8 +216,12 @@ async def _pump(reader: asyncio.StreamReader, output: OutputTail) -> None:
         output.feed(chunk)
 
 
-async def run_command(command: str, cwd: Path, timeout: float | None, output: OutputTail) -> int:
-    """Run `command` to completion and return its exit code; TimeoutError past `timeout`."""
+async def run_command(
+    command: str, cwd: Path, timeout: float | None, output: OutputTail, agent_id: str = ""
+) -> int:
+    """Run `command` to completion and return its exit code; TimeoutError past `timeout`.
+
+    While it runs it is listed among `agent_id`'s foreground processes."""
     read_fd, write_fd = os.pipe()
     pipe = os.fdopen(read_fd, "rb", buffering=0)
     try:
@@ -244,8 +249,9 @@ async def run_command(command: str, cwd: Path, timeout: float | None, output: Ou
             lambda: asyncio.StreamReaderProtocol(reader), pipe
         )
         pump = asyncio.create_task(_pump(reader, output))
-        async with asyncio.timeout(timeout):
-            code = await proc.wait()
+        with foreground.running(agent_id, proc.pid, command):
+            async with asyncio.timeout(timeout):
+                code = await proc.wait()
         await asyncio.wait({pump}, timeout=DRAIN_GRACE_S)
         return code
     except TimeoutError:
@@ -283,7 +289,7 @@ class BashTool:
         output = OutputTail(ctx.output_dir, ctx.call_id)
         try:
             try:
-                code = await run_command(args["command"], ctx.cwd, timeout, output)
+                code = await run_command(args["command"], ctx.cwd, timeout, output, ctx.agent_id)
             except TimeoutError:
                 text, _ = output.render()
                 raise ToolError(_with_status(text, timed_out_status(timeout or 0))) from None

@@ -1,0 +1,1058 @@
+"""The supervision face at run time: managed agents, their generations, the nine actions.
+
+One `Supervisor` per runtime. A managed agent is an Agent made from a
+definition by `delegate` (or `continue`); each assignment is one generation,
+recorded in the store before the call returns. A generation ends once: its
+outcome and the result message for its owner are committed in one
+transaction (`Store.update_generation`), then the message is delivered from
+the store, so a crash between the two loses nothing and repeats nothing.
+
+Placement `inline` runs the managed agent in this runtime, as an owned Agent of
+the lead's tree (it shares the tree's slots).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from piagents.ai.messages import AssistantMessage, ToolResultMessage, now_ms
+from piagents.harness.events import (
+    AssistantDelta,
+    LoopEvent,
+    MessageCommitted,
+    RunEnded,
+    RunOutcome,
+    RunStarted,
+    ToolStarted,
+)
+from piagents.harness.session import Session
+from piagents.harness.tools.base import Tool, ToolResult
+from piagents.harness.tools.foreground import foreground
+from piagents.store import lease
+from piagents.store.base import LeaseHolder
+from piagents.store.records import GenerationRecord, InputRecord, SessionRecord, new_id
+from piagents.supervision import texts
+from piagents.supervision.attachments import (
+    ComposedMessage,
+    attachment_details,
+    compose_message,
+    resolve_attachments,
+)
+from piagents.supervision.definitions import (
+    AgentDefinition,
+    DefinitionError,
+    DefinitionRefused,
+    Roster,
+    discover,
+)
+from piagents.supervision.errors import SupervisionError, invalid_request
+from piagents.supervision.labels import automatic_label
+from piagents.supervision.output_tail import OutputTail
+from piagents.supervision.records import Observed, agent_record, available_actions
+from piagents.supervision.requests import (
+    AskOwnerRequest,
+    CloseRequest,
+    ContinueRequest,
+    DelegateRequest,
+    InspectRequest,
+    InterruptRequest,
+    ReplyRequest,
+    SteerRequest,
+    TranscriptRequest,
+)
+from piagents.supervision.transcript import render_transcript, transcript_items
+from piagents.supervision.trust import TrustError, is_trusted
+
+if TYPE_CHECKING:
+    from piagents.agent import Agent
+    from piagents.runtime import Runtime
+
+MANAGED = "managed"  # session meta key: {"definition", "label", "retired"?}
+MANAGED_BASH_TIMEOUT_S = 600.0  # bash calls of managed agents that give no timeout
+
+
+@dataclass(slots=True)
+class _Live:
+    """A generation running in this runtime."""
+
+    gen: GenerationRecord
+    agent: Agent
+    definition: AgentDefinition
+    tail: OutputTail = field(default_factory=OutputTail)
+    ask: asyncio.Future[str] | None = None
+    interrupting: bool = False
+    ending: bool = False
+    outcome: RunOutcome | None = None
+    last_activity: int = field(default_factory=now_ms)
+    retiring: bool = False
+
+
+class Supervisor:
+    def __init__(self, runtime: Runtime) -> None:
+        self.rt = runtime
+        self.live: dict[str, _Live] = {}  # generation id -> running here
+        self.closing = False
+        self.listeners: list[Any] = []  # called with no arguments when records change
+
+    # ---- faces, controllers and definitions ---------------------------------------
+
+    def face(self, record: SessionRecord) -> str:
+        """`agents`, `supervision` (a lead), or `managed` (made from a definition)."""
+        if MANAGED in record.meta:
+            return MANAGED
+        api = record.meta.get("agentApi")
+        if api in ("agents", "supervision"):
+            return str(api)
+        return self.rt.settings.agents.agent_api
+
+    @property
+    def placement(self) -> str:
+        return self.rt.settings.agents.spawn_placement or self.rt.default_placement
+
+    def roster(self, cwd: str, operation: str) -> Roster:
+        project = project_dir(Path(cwd))
+        try:
+            trusted = is_trusted(self.rt.home, project)
+        except TrustError:
+            trusted = False  # a damaged trust file trusts nothing; `pi-agents trust` reports it
+        try:
+            return discover(self.rt.home, project, trusted)
+        except DefinitionError as exc:
+            raise SupervisionError(
+                "invalid_request",
+                f"The agent definitions cannot be used: {exc}",
+                operation,
+                next_action="fix the named definition files, then call list",
+            ) from exc
+
+    def _generation_of(self, session_id: str) -> GenerationRecord | None:
+        for live in self.live.values():
+            if live.gen.session_id == session_id:
+                return live.gen
+        gens = self.rt.store.generations(session_id=session_id, live=True)
+        return gens[-1] if gens else None
+
+    def controller(self, caller: Agent, operation: str) -> tuple[Roster, AgentDefinition | None]:
+        """The roster and the caller's definition (None for the lead); refuses callers
+        that may not supervise."""
+        record = caller.session.record
+        face = self.face(record)
+        roster = self.roster(caller.cwd, operation)
+        if face == "supervision" and record.is_root:
+            return roster, None
+        gen = self._generation_of(record.id)
+        if face == MANAGED and gen is not None:
+            definition = roster.get(gen.definition)
+            if definition is not None and definition.is_delegating and gen.owner_id == gen.root_id:
+                return roster, definition
+        raise SupervisionError(
+            "invalid_request",
+            "Only the lead and delegating agents may use the agent tool.",
+            operation,
+        )
+
+    # ---- tools of managed agents ---------------------------------------------------
+
+    def tools_for_managed(self, agent: Agent, available: Sequence[Tool]) -> list[Tool]:
+        from piagents.harness.tools.bash import BashTool
+        from piagents.supervision.tool import AskOwnerTool, SupervisionTool
+
+        meta = agent.session.record.meta.get(MANAGED, {})
+        roster = self._roster_quietly(agent.cwd)
+        definition = roster.get(str(meta.get("definition"))) if roster else None
+        if definition is None:
+            names: set[str] = set()
+        else:
+            names = set(definition.effective_tools([t.name for t in available]))
+        tools: list[Tool] = [
+            BashTool(MANAGED_BASH_TIMEOUT_S) if t.name == "bash" else t
+            for t in available
+            if t.name in names
+        ]
+        tools.append(AskOwnerTool(self, agent))
+        record = agent.session.record
+        if (
+            definition is not None
+            and definition.is_delegating
+            and record.owner_id == record.root_id
+        ):
+            tools.append(SupervisionTool(self, agent))
+        return tools
+
+    def _roster_quietly(self, cwd: str) -> Roster | None:
+        try:
+            return self.roster(cwd, "agent")
+        except SupervisionError:
+            return None
+
+    def system_prompt_addition(self, agent: Agent) -> str:
+        """For a lead or a delegating agent, the roster as `list` shows it (a startup
+        snapshot); for a managed agent, how its result and questions travel."""
+        record = agent.session.record
+        face = self.face(record)
+        parts: list[str] = []
+        if face == MANAGED:
+            meta = record.meta.get(MANAGED, {})
+            parts.append(
+                f"You are the managed agent {meta.get('label')} (definition "
+                f"{meta.get('definition')}). Your final answer is your result: it is "
+                "delivered to your owner once, when your assignment ends, so make it "
+                "complete and self-contained. To ask your owner something you cannot "
+                "decide alone, call ask_owner (one question per assignment)."
+            )
+        roster = self._roster_quietly(agent.cwd)
+        if roster is None:
+            return "\n\n".join(parts)
+        viewer: AgentDefinition | None = None
+        if face == MANAGED:
+            meta = record.meta.get(MANAGED, {})
+            viewer = roster.get(str(meta.get("definition")))
+            if viewer is None or not viewer.is_delegating:
+                return "\n\n".join(parts)
+        elif face != "supervision":
+            return ""
+        lines = [_definition_line(d) for d in roster.records(viewer)]
+        parts.append(
+            "Agent definitions you can delegate to (a snapshot; call list for the current "
+            "roster and agents):\n" + "\n".join(lines or ["(none)"])
+        )
+        return "\n\n".join(parts)
+
+    def system_prompt_for(self, agent: Agent, base: str) -> str:
+        """A managed agent's system prompt: its definition's body appended to, or
+        replacing, the coding prompt."""
+        meta = agent.session.record.meta.get(MANAGED, {})
+        roster = self._roster_quietly(agent.cwd)
+        definition = roster.get(str(meta.get("definition"))) if roster else None
+        addition = self.system_prompt_addition(agent)
+        if definition is None:
+            return "\n\n".join(p for p in (base, addition) if p)
+        if definition.system_prompt_mode == "replace":
+            return "\n\n".join(p for p in (definition.system_prompt, addition) if p)
+        return "\n\n".join(p for p in (base, definition.system_prompt, addition) if p)
+
+    # ---- list ------------------------------------------------------------------------
+
+    def visible(self, caller: Agent, definition: AgentDefinition | None) -> list[GenerationRecord]:
+        record = caller.session.record
+        if definition is None:
+            gens = self.rt.store.generations(root_id=record.id, live=True)
+        else:
+            gens = self.rt.store.generations(owner_id=record.id, live=True)
+        return [self._recovered(g) for g in gens]
+
+    def observe(self, g: GenerationRecord) -> Observed:
+        live = self.live.get(g.id)
+        has_transcript = bool(self._entry_count(g.session_id))
+        if live is None:
+            return Observed(g.state, has_transcript=has_transcript, last_activity=g.updated)
+        agent = live.agent
+        children = [c for c in self.rt.store.generations(owner_id=agent.id, live=True) if c.live]
+        loop = agent.loop
+        if live.ending:
+            state = "settling"
+        elif live.ask is not None:
+            state = "blocked"
+        elif loop.phase == "running":
+            state = "working"
+        elif children and not loop.busy:
+            state = "blocked"
+        elif loop.busy or loop.phase == "queued":
+            state = "working" if loop.in_turn else "starting"
+        else:
+            state = "settling"
+        return Observed(
+            state,
+            pending_ask=live.ask is not None,
+            waiting_on_children=bool(children) and state == "blocked" and live.ask is None,
+            has_transcript=has_transcript,
+            last_activity=live.last_activity,
+            tokens=agent.session.context_tokens(),
+        )
+
+    def _entry_count(self, session_id: str) -> int:
+        agent = self.rt.agents.get(session_id)
+        if agent is not None:
+            return len(agent.session.entries)
+        return len(self.rt.store.entries(session_id, from_last_compaction=True))
+
+    def list_agents(self, caller: Agent) -> ToolResult:
+        roster, definition = self.controller(caller, "list")
+        gens = self.visible(caller, definition)
+        now = now_ms()
+        labels = {g.session_id: g.label for g in gens}
+        records = []
+        lines = []
+        for g in gens:
+            observed = self.observe(g)
+            direct = g.owner_id == caller.id
+            rec = agent_record(
+                g,
+                observed,
+                direct=direct,
+                now_ms=now,
+                workspace_id=self.rt.store.location,
+                session_path=self.session_path(g.session_id),
+                tab_label=caller.session.record.name or g.root_id,
+                parent_visible=g.owner_id in labels,
+            )
+            records.append(rec)
+            lines.append(
+                texts.AgentLine(
+                    agent=g.label,
+                    state=observed.state,
+                    available_actions=tuple(rec["available_actions"]),
+                    definition=g.definition,
+                    session=g.session_id,
+                    request=g.id,
+                    stale=rec["stale"],
+                    parent=rec.get("parent_label"),
+                )
+            )
+        defs = roster.records(definition)
+        text = texts.list_text([_definition_line_record(d) for d in defs], lines)
+        return ToolResult(text, {"action": "list", "agent_definitions": defs, "agents": records})
+
+    def session_path(self, session_id: str) -> str:
+        return f"{self.rt.store.location}#{session_id}"
+
+    # ---- delegate and continue ---------------------------------------------------------
+
+    async def delegate(self, caller: Agent, req: DelegateRequest) -> ToolResult:
+        roster, mine = self.controller(caller, "delegate")
+        try:
+            definition = roster.resolve(req.definition, mine)
+        except DefinitionRefused as exc:
+            raise invalid_request("delegate", str(exc), next_action="call list") from exc
+        cwd = self._cwd(caller, req.cwd)
+        label = req.label or automatic_label(definition.name, self._labels_in_use(caller))
+        self._check_label_free(caller, label, "delegate")
+        source: list[Any] = []
+        if req.fork is not None:
+            source_record = self._session_of(req.fork, "delegate", "fork")
+            if source_record.meta.get(MANAGED, {}).get("retired"):
+                raise invalid_request(
+                    "delegate",
+                    f"Session {source_record.id} was retired and cannot be forked.",
+                    next_action="delegate a fresh agent and pass it the handoff and files",
+                )
+            source = self._fork_entries(source_record.id)
+        message = self._compose(caller, req.task, req.files, "delegate")
+        model = definition.model or str(caller.model)
+        thinking = definition.thinking or self.rt.default_thinking
+        session = Session.create(
+            self.rt.store,
+            cwd=cwd,
+            model=model,
+            thinking=thinking,
+            name=label,
+            owner_id=caller.id,
+            root_id=caller.session.record.root_id or caller.id,
+            meta={MANAGED: {"definition": definition.name, "label": label}},
+        )
+        if source:
+            session.append(*source)
+        return await self._start(
+            caller, session, definition, label, message, cwd=cwd, kind="delegate", task=req.task
+        )
+
+    async def continue_(self, caller: Agent, req: ContinueRequest) -> ToolResult:
+        roster, mine = self.controller(caller, "continue")
+        record = self._session_of(req.session, "continue", "session")
+        if record.id == caller.id:
+            raise invalid_request(
+                "continue",
+                "A controller cannot continue its own session.",
+                next_action="use delegate with fork for a separate derived context",
+            )
+        meta = record.meta.get(MANAGED)
+        if not isinstance(meta, dict):
+            raise invalid_request(
+                "continue", f"Session {record.id} is not a managed agent's session."
+            )
+        if (record.root_id or record.id) != (caller.session.record.root_id or caller.id):
+            raise invalid_request(
+                "continue", f"Session {record.id} does not belong to this lead's agents."
+            )
+        if meta.get("retired"):
+            raise invalid_request(
+                "continue",
+                f"Session {record.id} was retired and cannot be continued.",
+                next_action="delegate a fresh agent and pass it the handoff and files",
+            )
+        if self.rt.agents.get(record.id) is not None or self.rt.store.generations(
+            session_id=record.id, live=True
+        ):
+            raise SupervisionError(
+                "agent_busy",
+                f"Session {record.id} already has a live managed agent.",
+                "continue",
+                next_action="call list, then steer or close that agent",
+            )
+        try:
+            definition = roster.resolve(str(meta.get("definition")), mine)
+        except DefinitionRefused as exc:
+            raise invalid_request("continue", str(exc), next_action="call list") from exc
+        label = str(meta.get("label"))
+        self._check_label_free(caller, label, "continue")
+        message = self._compose(caller, req.task, req.files, "continue")
+        session = Session.load(self.rt.store, record.id)
+        if definition.model and definition.model != session.record.model:
+            session.set_model(definition.model)
+        if definition.thinking and definition.thinking != session.record.thinking:
+            session.set_thinking(definition.thinking)
+        return await self._start(
+            caller,
+            session,
+            definition,
+            label,
+            message,
+            cwd=record.cwd,
+            kind="continue",
+            task=req.task,
+        )
+
+    def _cwd(self, caller: Agent, given: str | None) -> str:
+        if given is None:
+            return caller.cwd
+        path = Path(caller.cwd, given).expanduser().resolve()
+        if not path.is_dir():
+            raise invalid_request("delegate", f"cwd {given!r} is not a directory ({path}).")
+        return str(path)
+
+    def _labels_in_use(self, caller: Agent) -> set[str]:
+        root = caller.session.record.root_id or caller.id
+        return {g.label for g in self.rt.store.generations(root_id=root, live=True)}
+
+    def _check_label_free(self, caller: Agent, label: str, operation: str) -> None:
+        if label in self._labels_in_use(caller):
+            raise SupervisionError(
+                "agent_label_exists",
+                f"The label {label!r} is already used by a live agent.",
+                operation,
+                next_action=(
+                    "choose another label"
+                    if operation == "delegate"
+                    else "close the agent that holds the label, then continue"
+                ),
+            )
+
+    def _session_of(self, given: str, operation: str, field_name: str) -> SessionRecord:
+        """An exact saved session: its full ID, or its path as `list` shows it."""
+        session_id = given
+        prefix = f"{self.rt.store.location}#"
+        if given.startswith(prefix):
+            session_id = given[len(prefix) :]
+        record = self.rt.store.get_session(session_id)
+        if record is None:
+            raise SupervisionError(
+                "target_not_found",
+                f"No saved session {given!r} (`{field_name}` takes a full session ID or path).",
+                operation,
+                next_action="copy the session from a result or from list",
+            )
+        return record
+
+    def _fork_entries(self, session_id: str) -> list[Any]:
+        from piagents.harness.context import context_entries
+
+        entries = self.rt.store.entries(session_id, from_last_compaction=True)
+        return [msgspec.structs.replace(e, id=new_id()[:8]) for e in context_entries(entries)]
+
+    def _compose(
+        self, caller: Agent, message: str, files: Sequence[str], operation: str
+    ) -> ComposedMessage:
+        settings = self.rt.settings.agents
+        attachments = resolve_attachments(
+            files,
+            caller.cwd,
+            inline_limit_bytes=settings.inline_attachment_limit_bytes,
+            operation=operation,
+        )
+        return compose_message(
+            message,
+            attachments,
+            payload_limit_bytes=settings.mailbox_payload_limit_bytes,
+            operation=operation,
+        )
+
+    async def _start(
+        self,
+        caller: Agent,
+        session: Session,
+        definition: AgentDefinition,
+        label: str,
+        message: ComposedMessage,
+        *,
+        cwd: str,
+        kind: str,
+        task: str,
+    ) -> ToolResult:
+        holder = self.rt.holder
+        assert holder is not None
+        owner_gen = self._generation_of(caller.id)
+        gen = GenerationRecord(
+            id=new_id(),
+            label=label,
+            definition=definition.name,
+            root_id=caller.session.record.root_id or caller.id,
+            owner_id=caller.id,
+            session_id=session.id,
+            cwd=cwd,
+            task=task,
+            placement="inline",
+            kind=kind,
+            pid=holder.pid,
+            host=holder.host,
+            started=holder.started,
+            token=holder.token,
+            pane=f"inline:{session.id}",
+            parent_label=owner_gen.label if owner_gen is not None else None,
+        )
+        self.rt.store.add_generation(gen)  # durable before anything runs
+        try:
+            agent = self.rt.load_managed(session)
+            live = _Live(gen, agent, definition)
+            self.live[gen.id] = live
+            agent.loop.listeners.append(lambda event: self._on_event(live, event))
+            self.rt.coordinator.accept(caller, agent, message.text, "followUp", has_result=False)
+        except Exception as exc:
+            rolled_back = self._roll_back(gen)
+            raise SupervisionError(
+                "internal_failure" if rolled_back else "rollback_failure",
+                f"The agent could not be started: {exc}",
+                kind,
+                rollback_occurred=rolled_back,
+                next_action="check the definition's model and settings, then try again",
+            ) from exc
+        self._changed()
+        text = (texts.delegated if kind == "delegate" else texts.continued)(
+            agent=label, definition=definition.name, session=session.id, request=gen.id
+        )
+        return ToolResult(
+            text,
+            {
+                "action": kind,
+                "agent": label,
+                "definition": definition.name,
+                "session": session.id,
+                "sessionPath": self.session_path(session.id),
+                "request": gen.id,
+                "startup": {
+                    "placement": gen.placement,
+                    "pid": gen.pid,
+                    "host": gen.host,
+                    "pane": gen.pane,
+                },
+                "attachments": attachment_details(message.attachments),
+            },
+        )
+
+    def _roll_back(self, gen: GenerationRecord) -> bool:
+        live = self.live.pop(gen.id, None)
+        try:
+            ended = msgspec.structs.replace(
+                gen, state="ended", outcome="failed", error="start failed", ended=now_ms()
+            )
+            self.rt.store.update_generation(ended, end=True)
+            if live is not None and self.rt._tg is not None:
+                self.rt._tg.create_task(self.rt.unload(live.agent))
+            return True
+        except Exception:
+            return False
+
+    # ---- the live agents' events ---------------------------------------------------------
+
+    def _on_event(self, live: _Live, event: LoopEvent) -> None:
+        live.last_activity = now_ms()
+        if isinstance(event, AssistantDelta) and event.kind == "text":
+            live.tail.feed(event.text)
+        elif isinstance(event, ToolStarted):
+            live.tail.feed(f"\n$ {event.call.name} {_compact(event.call.args)}\n")
+        elif isinstance(event, MessageCommitted):
+            m = event.message
+            if isinstance(m, ToolResultMessage):
+                live.tail.feed(m.text + "\n")
+            elif isinstance(m, AssistantMessage) and m.text:
+                live.tail.feed("\n")
+        elif isinstance(event, RunStarted):
+            self._set_state(live, "working")
+        elif isinstance(event, RunEnded):
+            live.outcome = event.outcome
+            with contextlib.suppress(RuntimeError):
+                asyncio.get_running_loop().call_soon(self._check_settled, live)
+        self._changed()
+
+    def _set_state(self, live: _Live, state: str) -> None:
+        if live.gen.state == state or live.ending:
+            return
+        changed = msgspec.structs.replace(live.gen, state=state, updated=now_ms())
+        if self.rt.store.update_generation(changed):
+            live.gen = changed
+
+    def _check_settled(self, live: _Live) -> None:
+        """After a run: end the generation when its agent has nothing left to do."""
+        if live.ending or live.interrupting or self.closing or live.gen.id not in self.live:
+            return
+        agent = live.agent
+        if agent.loop.busy or agent.loop.phase != "idle" or live.ask is not None:
+            return
+        children = self.rt.store.generations(owner_id=agent.id, live=True)
+        if any(c.live for c in children):
+            self._set_state(live, "blocked")
+            return
+        outcome = live.outcome
+        if outcome is None:
+            return
+        status = {"completed": "completed", "failed": "failed"}.get(outcome.status, "aborted")
+        if live.retiring and status == "completed":
+            status = "retired"
+        error = outcome.answer if status == "failed" else None
+        self._end(live, status, "" if status == "failed" else outcome.answer, error)
+
+    def _end(self, live: _Live, status: str, answer: str, error: str | None) -> bool:
+        """Record the outcome and the owner's result in one transaction, then deliver it
+        and take the agent offline."""
+        live.ending = True
+        gen = live.gen
+        final = msgspec.structs.replace(
+            gen,
+            state="ended",
+            outcome=status,
+            result=answer,
+            error=error,
+            updated=now_ms(),
+            ended=now_ms(),
+        )
+        text = texts.terminal_result(
+            agent=gen.label,
+            definition=gen.definition,
+            session=gen.session_id,
+            request=gen.id,
+            status=status,  # type: ignore[arg-type]
+            final_answer=answer,
+            error=error,
+        )
+        result = self._message_for(gen.owner_id, gen.session_id, gen.root_id, text)
+        if status == "retired":
+            self._mark_retired(gen.session_id)
+        ended = self.rt.store.update_generation(final, end=True, result=result)
+        live.gen = final
+        self.live.pop(gen.id, None)
+        if ended:
+            self._deliver(gen.owner_id)
+        if self.rt._tg is not None and not self.rt.closing:
+            self.rt._tg.create_task(self._take_offline(live.agent))
+        self._changed()
+        return ended
+
+    async def _take_offline(self, agent: Agent) -> None:
+        await asyncio.sleep(0)
+        if agent.id in self.rt.agents:
+            await self.rt.unload(agent, self.rt.settings.agents.abort_timeout_ms / 1000)
+
+    def _mark_retired(self, session_id: str) -> None:
+        record = self.rt.store.get_session(session_id)
+        if record is None:
+            return
+        meta = dict(record.meta)
+        meta[MANAGED] = {**meta.get(MANAGED, {}), "retired": True}
+        self.rt.store.update_session(session_id, meta=meta)
+
+    def _message_for(
+        self, recipient_id: str, sender_id: str, root_id: str, text: str
+    ) -> InputRecord:
+        """A message for a controller, left undelivered: `_deliver` hands it over."""
+        return InputRecord(
+            id=new_id(),
+            root_id=root_id,
+            recipient_id=recipient_id,
+            sender_id=sender_id,
+            kind="notification",
+            delivery="steer",
+            text=text,
+            delivered=False,
+            rendered=text,
+        )
+
+    def _deliver(self, recipient_id: str) -> None:
+        """Hand messages waiting in the store to their recipient, wherever it is."""
+        if recipient_id in self.rt.agents:
+            self.rt.coordinator.drain()
+            return
+        record = self.rt.store.get_session(recipient_id)
+        if record is not None and self.rt._tg is not None and not self.rt.closing:
+            self.rt._tg.create_task(self.rt.coordinator.reach(record))
+
+    # ---- steer, interrupt, reply, close ----------------------------------------------------
+
+    def _target(self, caller: Agent, label: str, operation: str) -> GenerationRecord:
+        """The live generation `label` names, directly owned by the caller."""
+        root = caller.session.record.root_id or caller.id
+        matches = [
+            self._recovered(g)
+            for g in self.rt.store.generations(root_id=root, live=True)
+            if g.label == label
+        ]
+        if not matches:
+            raise SupervisionError(
+                "target_not_found",
+                f"No live agent labelled {label!r}.",
+                operation,
+                next_action="call list for the current labels",
+            )
+        if len(matches) > 1:
+            raise SupervisionError(
+                "target_ambiguous",
+                f"{len(matches)} agent records carry the label {label!r}.",
+                operation,
+                next_action="call list; close the lost or unknown one first",
+            )
+        g = matches[0]
+        if g.owner_id != caller.id:
+            raise SupervisionError(
+                "target_not_found",
+                f"{label!r} is not an agent you own directly.",
+                operation,
+                next_action="call list for the agents you own",
+            )
+        return g
+
+    def _allowed(self, g: GenerationRecord, action: str) -> Observed:
+        observed = self.observe(g)
+        if action not in available_actions(observed, direct=True):
+            raise SupervisionError(
+                "agent_busy",
+                f"{action} is not available for {g.label} while it is {observed.state}.",
+                action,
+                next_action="call list for its available_actions",
+            )
+        return observed
+
+    def _live_of(self, g: GenerationRecord, operation: str) -> _Live:
+        live = self.live.get(g.id)
+        if live is None:
+            raise SupervisionError(
+                "agent_busy",
+                f"{g.label} does not run in this runtime ({g.placement}).",
+                operation,
+                next_action="call list",
+            )
+        return live
+
+    def steer(self, caller: Agent, req: SteerRequest) -> ToolResult:
+        self.controller(caller, "steer")
+        g = self._target(caller, req.agent, "steer")
+        self._allowed(g, "steer")
+        live = self._live_of(g, "steer")
+        message = self._compose(caller, req.message, req.files, "steer")
+        self.rt.coordinator.accept(caller, live.agent, message.text, "steer", has_result=False)
+        return ToolResult(
+            texts.steered(g.label),
+            {
+                "action": "steer",
+                "agent": g.label,
+                "request": g.id,
+                "attachments": attachment_details(message.attachments),
+            },
+        )
+
+    async def interrupt(self, caller: Agent, req: InterruptRequest) -> ToolResult:
+        self.controller(caller, "interrupt")
+        g = self._target(caller, req.agent, "interrupt")
+        self._allowed(g, "interrupt")
+        live = self._live_of(g, "interrupt")
+        message = self._compose(caller, req.message, req.files, "interrupt")
+        live.interrupting = True
+        try:
+            await live.agent.loop.abort(self.rt.settings.agents.abort_timeout_ms / 1000)
+            self.rt.coordinator.accept(
+                caller, live.agent, message.text, "followUp", has_result=False
+            )
+        finally:
+            live.interrupting = False
+        return ToolResult(
+            texts.interrupted(g.label),
+            {
+                "action": "interrupt",
+                "agent": g.label,
+                "request": g.id,
+                "attachments": attachment_details(message.attachments),
+            },
+        )
+
+    def reply(self, caller: Agent, req: ReplyRequest) -> ToolResult:
+        self.controller(caller, "reply")
+        g = self._target(caller, req.agent, "reply")
+        self._allowed(g, "reply")
+        live = self._live_of(g, "reply")
+        message = self._compose(caller, req.message, req.files, "reply")
+        assert live.ask is not None and g.ask_id is not None
+        reply_id = new_id()
+        text = texts.owner_reply(
+            request=reply_id,
+            ask=g.ask_id,
+            assignment=g.id,
+            session=g.session_id,
+            message=message.text,
+        )
+        if not live.ask.done():
+            live.ask.set_result(text)
+        return ToolResult(
+            texts.replied(g.label),
+            {
+                "action": "reply",
+                "agent": g.label,
+                "request": reply_id,
+                "ask": g.ask_id,
+                "assignment": g.id,
+                "attachments": attachment_details(message.attachments),
+            },
+        )
+
+    async def close(self, caller: Agent, req: CloseRequest) -> ToolResult:
+        self.controller(caller, "close")
+        g = self._target(caller, req.agent, "close")
+        self._allowed(g, "close")
+        cascaded: list[str] = []
+        abandoned = await self._close(g, cascaded)
+        return ToolResult(
+            texts.closed(
+                g.label,
+                session=g.session_id,
+                cascaded=cascaded,
+                abandoned_question=abandoned,
+            ),
+            {
+                "action": "close",
+                "agent": g.label,
+                "request": g.id,
+                "session": g.session_id,
+                "cascaded": cascaded,
+                "abandonedQuestion": abandoned,
+            },
+        )
+
+    async def _close(self, g: GenerationRecord, cascaded: list[str]) -> bool:
+        """Close `g`'s own agents first, then `g`; True when a question was abandoned."""
+        for child in self.rt.store.generations(owner_id=g.session_id, live=True):
+            await self._close(child, cascaded)
+            cascaded.append(child.label)
+        live = self.live.get(g.id)
+        abandoned = False
+        if live is None:
+            closed = msgspec.structs.replace(
+                g, state="ended", outcome="closed", updated=now_ms(), ended=now_ms()
+            )
+            self.rt.store.update_generation(closed, end=True)
+            self._changed()
+            return False
+        live.ending = True
+        if live.ask is not None and not live.ask.done():
+            abandoned = True
+            live.ask.cancel()
+        self.live.pop(g.id, None)
+        closed = msgspec.structs.replace(
+            live.gen, state="ended", outcome="closed", updated=now_ms(), ended=now_ms()
+        )
+        self.rt.store.update_generation(closed, end=True)
+        await self.rt.unload(live.agent, self.rt.settings.agents.abort_timeout_ms / 1000)
+        self._changed()
+        return abandoned
+
+    # ---- inspect and transcript -----------------------------------------------------------
+
+    def inspect(self, caller: Agent, req: InspectRequest) -> ToolResult:
+        self.controller(caller, "inspect")
+        g = self._target(caller, req.agent, "inspect")
+        self._allowed(g, "inspect")
+        live = self._live_of(g, "inspect")
+        output, truncated = live.tail.snapshot()
+        processes = [texts.ForegroundProcess(pid, cmd) for pid, cmd in foreground.of(g.session_id)]
+        text = texts.inspect_text(
+            agent=g.label,
+            session=g.session_id,
+            pane=g.pane or "",
+            processes=processes,
+            recent_output=output,
+            recent_output_truncated=truncated,
+        )
+        return ToolResult(
+            text,
+            {
+                "action": "inspect",
+                "agent": g.label,
+                "session": g.session_id,
+                "pane": g.pane,
+                "recent_output": output,
+                "recent_output_truncated": truncated,
+                "processes": [{"pid": p.pid, "command": p.command} for p in processes],
+            },
+        )
+
+    def transcript(self, caller: Agent, req: TranscriptRequest) -> ToolResult:
+        self.controller(caller, "transcript")
+        g = self._target(caller, req.agent, "transcript")
+        self._allowed(g, "transcript")
+        agent = self.rt.agents.get(g.session_id)
+        entries = (
+            agent.session.entries if agent is not None else self.rt.store.entries(g.session_id)
+        )
+        body, truncated = render_transcript(transcript_items(entries))
+        text = texts.transcript_text(
+            agent=g.label, session=g.session_id, transcript=body, truncated=truncated
+        )
+        return ToolResult(
+            text,
+            {
+                "action": "transcript",
+                "agent": g.label,
+                "session": g.session_id,
+                "transcript_truncated": truncated,
+            },
+        )
+
+    # ---- ask_owner -------------------------------------------------------------------------
+
+    async def ask_owner(
+        self, agent: Agent, req: AskOwnerRequest, turn_calls: Sequence[str]
+    ) -> ToolResult:
+        live = next((v for v in self.live.values() if v.agent is agent), None)
+        if live is None:
+            return ToolResult(texts.ASK_OWNER_NO_OWNER, None, True)
+        if len(turn_calls) > 1:
+            return ToolResult(texts.ASK_OWNER_NOT_ALONE, None, True)
+        if live.gen.asked:
+            return ToolResult(texts.ASK_OWNER_ALREADY_ASKED, None, True)
+        message = self._compose(agent, req.question, req.files, "ask_owner")
+        ask_id = new_id()
+        gen = msgspec.structs.replace(
+            live.gen,
+            asked=True,
+            ask_id=ask_id,
+            question=message.text,
+            state="blocked",
+            updated=now_ms(),
+        )
+        notice = texts.question_notification(
+            agent=gen.label,
+            definition=gen.definition,
+            session=gen.session_id,
+            request=gen.id,
+            ask=ask_id,
+            question=message.text,
+        )
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        live.ask = future
+        if not self.rt.store.update_generation(
+            gen, result=self._message_for(gen.owner_id, gen.session_id, gen.root_id, notice)
+        ):
+            live.ask = None
+            return ToolResult("The assignment has ended; no question can be asked.", None, True)
+        live.gen = gen
+        self._deliver(gen.owner_id)
+        self._changed()
+        try:
+            answer = await future
+        finally:
+            live.ask = None
+            if live.gen.id in self.live and not live.ending:
+                cleared = msgspec.structs.replace(
+                    live.gen, ask_id=None, question=None, state="working", updated=now_ms()
+                )
+                if self.rt.store.update_generation(cleared):
+                    live.gen = cleared
+            self._changed()
+        return ToolResult(answer, {"ask": ask_id, "request": gen.id})
+
+    # ---- recovery and shutdown -------------------------------------------------------------
+
+    def _recovered(self, g: GenerationRecord) -> GenerationRecord:
+        """A generation not running here: `lost` once its runtime is proven gone, `unknown`
+        when that cannot be proven; the first to prove it gone tells the owner once."""
+        if g.id in self.live or g.state in ("lost", "unknown") or g.pid is None:
+            return g
+        holder = LeaseHolder(g.pid, g.host or "", g.token or "", g.started or "")
+        presence = lease.presence(holder)
+        if presence == "alive":
+            return g
+        state = "lost" if presence == "gone" else "unknown"
+        changed = msgspec.structs.replace(g, state=state, updated=now_ms())
+        notice = None
+        if state == "lost":
+            notice = self._message_for(
+                g.owner_id,
+                g.session_id,
+                g.root_id,
+                texts.terminal_result(
+                    agent=g.label,
+                    definition=g.definition,
+                    session=g.session_id,
+                    request=g.id,
+                    status="lost",
+                    final_answer="",
+                ),
+            )
+        if self.rt.store.update_generation(changed, expect_state=g.state, result=notice):
+            if notice is not None:
+                self._deliver(g.owner_id)
+            return changed
+        return self.rt.store.get_generation(g.id) or changed
+
+    def recover(self, root_id: str) -> None:
+        """Check the generations of a lead that was just opened."""
+        for g in self.rt.store.generations(root_id=root_id, live=True):
+            self._recovered(g)
+
+    def shut_down(self) -> None:
+        """The runtime is closing: generations running here end `aborted`; their owners
+        get the result when they next run."""
+        self.closing = True
+        for live in list(self.live.values()):
+            if live.ask is not None and not live.ask.done():
+                live.ask.cancel()
+            answer = live.outcome.answer if live.outcome is not None else ""
+            self._end(live, "aborted", answer, "the runtime was closed before it finished")
+
+    def _changed(self) -> None:
+        for listener in list(self.listeners):
+            listener()
+        self.rt.coordinator.changed()
+
+
+def project_dir(cwd: Path) -> Path:
+    """The project a working directory belongs to: the nearest ancestor with
+    `.pi-agents/agents`, else with `.git`, else the directory itself."""
+    cwd = cwd.resolve()
+    for marker in (Path(".pi-agents") / "agents", Path(".git")):
+        for folder in (cwd, *cwd.parents):
+            if (folder / marker).exists():
+                return folder
+    return cwd
+
+
+def _compact(args: Any) -> str:
+    text = msgspec.json.encode(args).decode()
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
+def _definition_line(record: dict[str, Any]) -> str:
+    return texts.definition_line(_definition_line_record(record))
+
+
+def _definition_line_record(record: dict[str, Any]) -> texts.DefinitionLine:
+    return texts.DefinitionLine(
+        name=str(record["name"]),
+        description=str(record.get("description") or ""),
+        layer=str(record.get("layer") or ""),
+        enabled=bool(record.get("enabled", True)),
+        trusted=bool(record.get("trusted", True)),
+        delegates_to=tuple(record.get("delegates_to") or ()),
+    )

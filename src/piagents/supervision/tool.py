@@ -1,0 +1,110 @@
+"""The supervision face of the `agent` tool, and `ask_owner`, for one calling Agent.
+
+Each reads its call into a typed request (`requests`), lets the supervisor act,
+and turns a `SupervisionError` into an error result whose details are the
+structured error object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from piagents.harness.tools.base import ToolContext, ToolResult
+from piagents.supervision import texts
+from piagents.supervision.errors import SupervisionError, render_error
+from piagents.supervision.requests import (
+    ASK_OWNER,
+    AskOwnerRequest,
+    CloseRequest,
+    ContinueRequest,
+    DelegateRequest,
+    InspectRequest,
+    InterruptRequest,
+    ListRequest,
+    ReplyRequest,
+    SteerRequest,
+    TranscriptRequest,
+    ask_owner_parameters,
+    parameters,
+    parse_ask_owner,
+    parse_request,
+)
+
+if TYPE_CHECKING:
+    from piagents.agent import Agent
+    from piagents.supervision.supervisor import Supervisor
+
+
+def _failed(error: SupervisionError) -> ToolResult:
+    return ToolResult(render_error(error), {"error": error.to_details()}, True)
+
+
+async def _guarded(run: Callable[[], Awaitable[ToolResult]]) -> ToolResult:
+    try:
+        return await run()
+    except SupervisionError as error:
+        return _failed(error)
+
+
+class SupervisionTool:
+    """`agent` for a lead or a delegating agent: the nine actions."""
+
+    name = "agent"
+    description = texts.DESCRIPTION
+    prompt_snippet = texts.PROMPT_SNIPPET
+    prompt_guidelines: Sequence[str] = texts.PROMPT_GUIDELINES
+    validates_arguments = True  # errors are structured: see `requests`
+
+    def __init__(self, supervisor: Supervisor, caller: Agent) -> None:
+        self.supervisor = supervisor
+        self.caller = caller
+        self.parameters: dict[str, Any] = parameters()
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return await _guarded(lambda: self._dispatch(args))
+
+    async def _dispatch(self, args: dict[str, Any]) -> ToolResult:
+        s, caller = self.supervisor, self.caller
+        req = parse_request(args)
+        if isinstance(req, ListRequest):
+            return s.list_agents(caller)
+        if isinstance(req, DelegateRequest):
+            return await s.delegate(caller, req)
+        if isinstance(req, ContinueRequest):
+            return await s.continue_(caller, req)
+        if isinstance(req, SteerRequest):
+            return s.steer(caller, req)
+        if isinstance(req, InterruptRequest):
+            return await s.interrupt(caller, req)
+        if isinstance(req, ReplyRequest):
+            return s.reply(caller, req)
+        if isinstance(req, CloseRequest):
+            return await s.close(caller, req)
+        if isinstance(req, InspectRequest):
+            return s.inspect(caller, req)
+        assert isinstance(req, TranscriptRequest)
+        return s.transcript(caller, req)
+
+
+class AskOwnerTool:
+    """`ask_owner` for a managed agent: one question per assignment, blocking until
+    the owner replies."""
+
+    name = ASK_OWNER
+    description = texts.ASK_OWNER_DESCRIPTION
+    prompt_snippet = texts.ASK_OWNER_PROMPT_SNIPPET
+    prompt_guidelines: Sequence[str] = texts.ASK_OWNER_PROMPT_GUIDELINES
+    validates_arguments = True
+
+    def __init__(self, supervisor: Supervisor, agent: Agent) -> None:
+        self.supervisor = supervisor
+        self.agent = agent
+        self.parameters: dict[str, Any] = ask_owner_parameters()
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        async def run() -> ToolResult:
+            req: AskOwnerRequest = parse_ask_owner(args)
+            return await self.supervisor.ask_owner(self.agent, req, ctx.turn_calls)
+
+        return await _guarded(run)
