@@ -306,7 +306,8 @@ class Runtime:
         return agent
 
     def load_managed(self, session: Session) -> Agent:
-        """Load a managed agent's session here (placement `inline`)."""
+        """Load a managed agent's session here (placement `inline`); its model must resolve."""
+        self.providers.resolve(ModelRef.parse(session.record.model))
         return self._load(session)
 
     async def create_owned(

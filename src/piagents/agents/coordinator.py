@@ -306,6 +306,9 @@ class Coordinator:
         """Take inputs left in the store (by other runtimes, or results recorded with
         their generation) for Agents loaded here."""
         for stored in self.rt.store.take_undelivered(list(self.rt.agents)):
+            if stored.kind == "control":  # for the supervisor of a managed agent's worker
+                self.rt.supervisor.on_control(stored)
+                continue
             agent = self.rt.agents.get(stored.recipient_id)
             if agent is not None:
                 self._submit(agent, stored)
@@ -329,6 +332,10 @@ class Coordinator:
             await self.rt.wake(root)
             self.drain()
 
+    def submit_stored(self, recipient: Agent, stored: InputRecord) -> Accepted:
+        """Hand an input already recorded in the store to an Agent loaded here."""
+        return self._submit(recipient, stored)
+
     def _rendered(
         self, sender: SessionRecord | None, recipient: SessionRecord, text: str, kind: str
     ) -> str:
@@ -348,11 +355,13 @@ class Coordinator:
         *,
         notification: bool = False,
         has_result: bool | None = None,
+        plain: bool = False,
     ) -> Accepted:
         """Accept a message for an Agent loaded here: record it, then hand it to its loop.
 
         `has_result=False` keeps an owner's input from giving a Pi Agents result (the
-        supervision face reports its generations' results itself)."""
+        supervision face reports its generations' results itself); `plain` delivers the
+        text as it is, without the sender header."""
         record = recipient.session.record
         marks = self.marks.setdefault(recipient.id, AgentMarks())
         sender_rec = sender.session.record if sender is not None else None
@@ -366,7 +375,7 @@ class Coordinator:
         if has_result is None:
             has_result = kind == "input" and from_owner
         stored = self._record_input(
-            tree.root_id, record, sender_rec, kind, delivery, text, has_result
+            tree.root_id, record, sender_rec, kind, delivery, text, has_result, plain=plain
         )
         return self._submit(recipient, stored)
 
@@ -381,6 +390,7 @@ class Coordinator:
         has_result: bool,
         *,
         delivered: bool = True,
+        plain: bool = False,
     ) -> InputRecord:
         """Commit an accepted message; writes have nothing to end, so they are done at once."""
         return self.rt.store.add_input(
@@ -395,7 +405,7 @@ class Coordinator:
                 has_result=has_result,
                 status="outstanding" if kind != "write" else "completed",
                 delivered=delivered,
-                rendered=self._rendered(sender, recipient, text, kind),
+                rendered=text if plain else self._rendered(sender, recipient, text, kind),
             )
         )
 

@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from piagents.ai.messages import AssistantMessage, ToolResultMessage, now_ms
+from piagents.ai.messages import AssistantMessage, ToolResultMessage, UserMessage, now_ms
+from piagents.ai.models import model_info
 from piagents.harness.events import (
     AssistantDelta,
     LoopEvent,
@@ -32,6 +33,7 @@ from piagents.harness.events import (
     RunStarted,
     ToolStarted,
 )
+from piagents.harness.loop import AgentLoop
 from piagents.harness.session import Session
 from piagents.harness.tools.base import Tool, ToolResult
 from piagents.harness.tools.foreground import foreground
@@ -520,9 +522,14 @@ class Supervisor:
         try:
             agent = self.rt.load_managed(session)
             live = _Live(gen, agent, definition)
+            agent.loop.hooks.before_model_call = self._retirement(
+                live, agent.loop.hooks.before_model_call
+            )
             self.live[gen.id] = live
             agent.loop.listeners.append(lambda event: self._on_event(live, event))
-            self.rt.coordinator.accept(caller, agent, message.text, "followUp", has_result=False)
+            self.rt.coordinator.accept(
+                caller, agent, message.text, "followUp", has_result=False, plain=True
+            )
         except Exception as exc:
             rolled_back = self._roll_back(gen)
             raise SupervisionError(
@@ -567,6 +574,30 @@ class Supervisor:
             return True
         except Exception:
             return False
+
+    def _retirement(
+        self, live: _Live, compaction: Callable[[AgentLoop], Awaitable[None]] | None
+    ) -> Callable[[AgentLoop], Awaitable[None]]:
+        """With `contextRetirement` on, a managed agent whose context reaches the automatic
+        compaction threshold is retired instead of compacted: told once to finish its
+        coherent work and hand off, and its session can then not be continued."""
+
+        async def before_model_call(loop: AgentLoop) -> None:
+            if not self.rt.settings.agents.context_retirement:
+                if compaction is not None:
+                    await compaction(loop)
+                return
+            if live.retiring:
+                return
+            window = model_info(loop.model).context_window
+            reserve = self.rt.settings.compaction.reserve_tokens
+            if loop.session.context_tokens() > window - reserve:
+                live.retiring = True
+                entry = loop.session.append_message(UserMessage.of(texts.RETIREMENT_NOTICE))
+                loop.emit(MessageCommitted(entry.message))
+                self._changed()
+
+        return before_model_call
 
     # ---- the live agents' events ---------------------------------------------------------
 
@@ -753,7 +784,9 @@ class Supervisor:
         self._allowed(g, "steer")
         live = self._live_of(g, "steer")
         message = self._compose(caller, req.message, req.files, "steer")
-        self.rt.coordinator.accept(caller, live.agent, message.text, "steer", has_result=False)
+        self.rt.coordinator.accept(
+            caller, live.agent, message.text, "steer", has_result=False, plain=True
+        )
         return ToolResult(
             texts.steered(g.label),
             {
@@ -774,7 +807,7 @@ class Supervisor:
         try:
             await live.agent.loop.abort(self.rt.settings.agents.abort_timeout_ms / 1000)
             self.rt.coordinator.accept(
-                caller, live.agent, message.text, "followUp", has_result=False
+                caller, live.agent, message.text, "followUp", has_result=False, plain=True
             )
         finally:
             live.interrupting = False

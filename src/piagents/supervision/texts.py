@@ -128,6 +128,13 @@ ASK_OWNER_NO_OWNER = "ask_owner is only for managed agents: you have no owner to
 
 # ---- what the runtime hands to these texts ------------------------------------------
 
+RETIREMENT_NOTICE = (
+    "Your context window is nearly full, so this session is being retired: it will not be "
+    "continued or forked. Do not start new work. Finish the step you are on so that the work "
+    "is coherent, then end your turn with a handoff as your final answer: what is done, what "
+    "is left, the files involved, and what a fresh agent needs to know to go on."
+)
+
 Status: TypeAlias = Literal["completed", "failed", "aborted", "closed", "retired", "lost"]
 STATUSES: tuple[Status, ...] = ("completed", "failed", "aborted", "closed", "retired", "lost")
 
