@@ -15,6 +15,7 @@ from textual.widgets import TextArea
 
 from piagents.agent import Agent
 from piagents.agents.coordinator import AgentCallError
+from piagents.ai.messages import now_ms
 from piagents.ai.registry import ProviderConfigError
 from piagents.harness.events import AssistantDelta, LoopEvent
 from piagents.runtime import Runtime
@@ -29,6 +30,13 @@ from piagents.tui.footer import StatusFooter, status_of
 from piagents.tui.frames import FrameScheduler
 from piagents.tui.keys import enable_alt_enter
 from piagents.tui.queued import QueuedInputs
+from piagents.tui.supervision_screen import SupervisionScreen
+from piagents.tui.supervision_status import (
+    Clock,
+    SupervisionStatus,
+    is_lead,
+    take_supervision_snapshot,
+)
 from piagents.tui.task_panel import TaskPanel, take_snapshot
 from piagents.tui.task_rows import task_rows
 from piagents.tui.transcript import Transcript
@@ -56,7 +64,9 @@ class PiAgentsApp(App[int]):
         Binding("pagedown", "scroll_transcript(1)", show=False, priority=True),
     ]
 
-    def __init__(self, runtime: Runtime, open_root: RootOpener = open_in_cwd) -> None:
+    def __init__(
+        self, runtime: Runtime, open_root: RootOpener = open_in_cwd, *, clock: Clock = now_ms
+    ) -> None:
         super().__init__()
         enable_alt_enter()
         self.runtime = runtime
@@ -70,6 +80,10 @@ class PiAgentsApp(App[int]):
         self._root_changed = True  # the footer reads the root's entries only after a change
         self.transcript = Transcript(id="transcript")
         self.task_panel = TaskPanel(id="tasks")
+        self.clock = clock  # elapsed times of managed agents (injectable for snapshots)
+        self.supervision_status = SupervisionStatus(id="supervision", clock=clock)
+        # A lead's managed agents are read from the store: at most ten times a second.
+        self._supervision_frames = FrameScheduler(self, self.refresh_supervision, delay=0.1)
         self.queued = QueuedInputs(id="queued")
         self.completion_list = CompletionList(id="completions")
         self.editor = Editor(id="editor", placeholder="Ask anything; / for commands")
@@ -79,6 +93,7 @@ class PiAgentsApp(App[int]):
     def compose(self) -> ComposeResult:
         yield self.transcript
         yield self.task_panel
+        yield self.supervision_status
         yield self.queued
         yield self.completion_list
         yield self.editor
@@ -107,6 +122,8 @@ class PiAgentsApp(App[int]):
             self._fail("pi-agents could not start", str(exc))
             return
         self.runtime.coordinator.listeners.append(self._frames.poke)
+        self.runtime.coordinator.listeners.append(self._supervision_frames.poke)
+        self.runtime.supervisor.listeners.append(self._supervision_frames.poke)
         self.show_root(root)
 
     async def _hold_runtime(self) -> None:
@@ -137,8 +154,13 @@ class PiAgentsApp(App[int]):
         """Take every Agent offline and close the store; safe to call twice."""
         if self.root is not None:
             self._unlisten(self.root)
-        with contextlib.suppress(ValueError):
-            self.runtime.coordinator.listeners.remove(self._frames.poke)
+        for listeners, listener in (
+            (self.runtime.coordinator.listeners, self._frames.poke),
+            (self.runtime.coordinator.listeners, self._supervision_frames.poke),
+            (self.runtime.supervisor.listeners, self._supervision_frames.poke),
+        ):
+            with contextlib.suppress(ValueError):
+                listeners.remove(listener)
         self.transcript.unfollow()
         self._stop.set()
         if self._runtime_task is not None:
@@ -163,6 +185,7 @@ class PiAgentsApp(App[int]):
         self.transcript.reset()
         self.transcript.follow(root)
         self.refresh_status(root_changed=True)
+        self.refresh_supervision()
 
     def _unlisten(self, agent: Agent) -> None:
         with contextlib.suppress(ValueError):
@@ -179,7 +202,9 @@ class PiAgentsApp(App[int]):
         if root is None:
             return
         coordinator = self.runtime.coordinator
-        rows = task_rows(take_snapshot(coordinator, root), self.panel_rows())
+        # A lead's managed agents show in the supervision status instead.
+        lead = is_lead(self.runtime, root)
+        rows = [] if lead else task_rows(take_snapshot(coordinator, root), self.panel_rows())
         self.task_panel.show_rows(rows)
         state = coordinator.state_of(root.id)
         shown = self.footer.status
@@ -188,12 +213,22 @@ class PiAgentsApp(App[int]):
             self.footer.show(status_of(root, state))
             self.queued.show_inputs(root.loop.queued_inputs())
 
+    def refresh_supervision(self) -> None:
+        """Repaint the supervision status: a lead's managed agents, else nothing."""
+        root = self.root
+        if root is None or not is_lead(self.runtime, root):
+            self.supervision_status.show_snapshot(None, None)
+            return
+        snapshot = take_supervision_snapshot(self.runtime, root)
+        self.supervision_status.show_snapshot(snapshot, self.panel_rows())
+
     def panel_rows(self) -> int:
         """Rows the task panel may use: about a quarter of the screen."""
         return max(3, (self.size.height - 8) // 4)
 
     def on_resize(self) -> None:
         self._frames.poke()
+        self._supervision_frames.poke()
 
     # ---- the editor --------------------------------------------------------------------
 
@@ -277,8 +312,10 @@ class PiAgentsApp(App[int]):
     # ---- screens -----------------------------------------------------------------------
 
     def toggle_tasks(self) -> bool:
-        self.task_panel.set_enabled(not self.task_panel.enabled)
-        return self.task_panel.enabled
+        enabled = not self.task_panel.enabled
+        self.task_panel.set_enabled(enabled)
+        self.supervision_status.set_enabled(enabled)
+        return enabled
 
     def open_agents(self) -> None:
         root = self.root
@@ -289,6 +326,9 @@ class PiAgentsApp(App[int]):
             if agent_id is not None:
                 self.open_viewer(agent_id)
 
+        if is_lead(self.runtime, root):
+            self.push_screen(SupervisionScreen(self.runtime, root, self.clock), callback=chosen)
+            return
         self.push_screen(AgentListScreen(root), callback=chosen)
 
     def open_viewer(self, agent_id: str) -> None:

@@ -1,0 +1,122 @@
+"""Writing one `"pi-agents"` setting to `<home>/settings.json` from the UI.
+
+The file keeps every other key; it is replaced atomically; a file that cannot be
+read as a JSON object is never overwritten (the error says why instead).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from piagents.config import MESSAGE_LIMIT_RANGE
+from piagents.runtime import Runtime
+
+SECTION = "pi-agents"
+# The settings the UI writes: their key in the file and their field in AgentsSettings.
+FIELDS = {
+    "contextRetirement": "context_retirement",
+    "inlineAttachmentLimitBytes": "inline_attachment_limit_bytes",
+    "mailboxPayloadLimitBytes": "mailbox_payload_limit_bytes",
+}
+LIMIT_KEYS = ("inlineAttachmentLimitBytes", "mailboxPayloadLimitBytes")
+
+
+class SettingsFileError(ValueError):
+    """The setting was not written; the message names the file or the key."""
+
+
+def check_value(key: str, value: object) -> None:
+    """Refuse a value the settings loader would refuse, naming the key."""
+    if key == "contextRetirement":
+        if not isinstance(value, bool):
+            raise SettingsFileError(f"{SECTION}.{key}: expected true or false")
+        return
+    if key not in LIMIT_KEYS:
+        raise SettingsFileError(f"{SECTION}.{key}: not a setting the UI writes")
+    low, high = MESSAGE_LIMIT_RANGE
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise SettingsFileError(
+            f"{SECTION}.{key}: expected an integer from {low} to {high}, got {json.dumps(value)}"
+        )
+
+
+def parse_limit(key: str, text: str) -> int:
+    """The integer typed for a message limit, or SettingsFileError naming the key."""
+    try:
+        value = int(text.strip().replace("_", ""))
+    except ValueError:
+        low, high = MESSAGE_LIMIT_RANGE
+        raise SettingsFileError(
+            f"{SECTION}.{key}: expected an integer from {low} to {high}, got {text.strip()!r}"
+        ) from None
+    check_value(key, value)
+    return value
+
+
+def read_object(path: Path) -> dict[str, Any]:
+    """The settings file as a JSON object ({} when it does not exist)."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise SettingsFileError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+    except UnicodeDecodeError as exc:
+        raise SettingsFileError(f"{path}: is not UTF-8 text; it was left as it is") from exc
+    if not text.strip():
+        return {}
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SettingsFileError(
+            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg}); "
+            "it was left as it is: fix it, then try again"
+        ) from exc
+    if not isinstance(raw, dict):
+        raise SettingsFileError(f"{path}: expected a JSON object; it was left as it is")
+    return raw
+
+
+def write_agents_setting(home: Path, key: str, value: object) -> Path:
+    """Set `"pi-agents": {key: value}` in `<home>/settings.json`, keeping every other key."""
+    check_value(key, value)
+    path = home / "settings.json"
+    raw = read_object(path)
+    section = raw.get(SECTION, {})
+    if not isinstance(section, dict):
+        raise SettingsFileError(f'{path}: "{SECTION}" is not an object; it was left as it is')
+    raw[SECTION] = {**section, key: value}
+    text = json.dumps(raw, indent=2, ensure_ascii=False) + "\n"
+    try:
+        _write_atomically(path, text)
+    except OSError as exc:
+        raise SettingsFileError(f"{path}: cannot be written ({exc.strerror or exc})") from exc
+    return path
+
+
+def apply_agents_setting(runtime: Runtime, key: str, value: object) -> None:
+    """Write the setting, then use it in this runtime from now on."""
+    write_agents_setting(runtime.home, key, value)
+    settings = runtime.settings
+    changes: dict[str, Any] = {FIELDS[key]: value}
+    agents = dataclasses.replace(settings.agents, **changes)
+    runtime.settings = dataclasses.replace(settings, agents=agents)
+
+
+def _write_atomically(target: Path, text: str) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temp, target)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,344 @@
+"""/agents for a supervision lead: Running, Definitions, Context retirement, Message limits
+and Stop all."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar, cast
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, OptionList, Static, Switch, TabbedContent, TabPane
+from textual.widgets.option_list import Option
+
+from piagents.agent import Agent
+from piagents.ai.models import THINKING_LEVELS, ThinkingLevel
+from piagents.runtime import Runtime
+from piagents.supervision.definitions import (
+    AgentDefinition,
+    DefinitionError,
+    Roster,
+    write_global_override,
+)
+from piagents.supervision.errors import SupervisionError
+from piagents.supervision.requests import CloseRequest
+from piagents.tui.frames import FrameScheduler
+from piagents.tui.settings_file import SettingsFileError, apply_agents_setting, parse_limit
+from piagents.tui.supervision_rows import definition_row, running_row, tree_order
+from piagents.tui.supervision_status import Clock, take_supervision_snapshot
+
+DEFINITIONS_HINT = "Enter enables or disables · m sets the model · t sets the thinking level"
+RETIREMENT_HINT = (
+    "When a managed agent reaches the automatic compaction threshold it is retired "
+    "instead of compacted: it finishes its coherent work and hands off."
+)
+LIMITS_HINT = "Bytes, from 1024 to 1048576; Enter writes the value."
+STOP_HINT = "Closes every managed agent of this lead (their own agents first)."
+
+
+async def stop_all(runtime: Runtime, lead: Agent) -> tuple[list[str], list[str]]:
+    """Close every live agent the lead owns directly, through the supervisor's `close`
+    (which closes their own agents first); the labels closed and the errors."""
+    closed: list[str] = []
+    errors: list[str] = []
+    for g in runtime.store.generations(owner_id=lead.id, live=True):
+        try:
+            result = await runtime.supervisor.close(lead, CloseRequest(g.label))
+        except SupervisionError as exc:
+            errors.append(f"{g.label}: {exc}")
+            continue
+        details = result.details if isinstance(result.details, dict) else {}
+        closed.extend(str(label) for label in details.get("cascaded", ()))
+        closed.append(g.label)
+    return closed, errors
+
+
+class DefinitionList(OptionList):
+    """The roster; `m` and `t` ask for a definition's model and thinking level."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("m", "edit('model')", "Model"),
+        Binding("t", "edit('thinking')", "Thinking"),
+    ]
+
+    def action_edit(self, field: str) -> None:
+        option = self.highlighted_option
+        if option is not None and option.id is not None:
+            cast(SupervisionScreen, self.screen).edit_definition(option.id, field)
+
+
+class SupervisionScreen(ModalScreen[str | None]):
+    """Dismisses with the session id of the managed agent to focus, or None."""
+
+    DEFAULT_CSS = """
+    SupervisionScreen { align: center middle; }
+    SupervisionScreen > Vertical {
+        width: 90%; height: 85%; border: round $primary; background: $surface; padding: 0 1;
+    }
+    SupervisionScreen .title { text-style: bold; }
+    SupervisionScreen .hint { color: $text-muted; padding: 0 0 1 0; }
+    SupervisionScreen TabbedContent { height: 1fr; }
+    SupervisionScreen OptionList { height: 1fr; border: none; }
+    SupervisionScreen #definition-input { display: none; }
+    SupervisionScreen Horizontal { height: auto; }
+    SupervisionScreen Horizontal > Static { width: 32; padding: 1 1 0 0; }
+    SupervisionScreen Input { width: 24; }
+    SupervisionScreen #supervision-message { height: auto; }
+    SupervisionScreen #supervision-message.error { color: $error; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Close")]
+
+    def __init__(self, runtime: Runtime, lead: Agent, clock: Clock) -> None:
+        super().__init__()
+        self.runtime = runtime
+        self.lead = lead
+        self.clock = clock
+        self.running: list[str] = []  # the rows of Running, to repaint only on a change
+        self.message = ""
+        self.message_is_error = False
+        self._editing: tuple[str, str] | None = None  # (definition, field)
+        self._frames = FrameScheduler(self, self._refresh_running, delay=0.2)  # reads the store
+
+    def compose(self) -> ComposeResult:
+        agents = self.runtime.settings.agents
+        with Vertical():
+            yield Static("Managed agents of this lead (Escape closes)", classes="title")
+            with TabbedContent(initial="running"):
+                with TabPane("Running", id="running"):
+                    yield Static("Enter focuses an agent.", classes="hint")
+                    yield OptionList(id="running-list")
+                with TabPane("Definitions", id="definitions"):
+                    yield Static(DEFINITIONS_HINT, classes="hint")
+                    yield DefinitionList(id="definition-list")
+                    yield Input(id="definition-input")
+                with TabPane("Context retirement", id="retirement"):
+                    yield Static(RETIREMENT_HINT, classes="hint")
+                    with Horizontal():
+                        yield Static("contextRetirement")
+                        yield Switch(agents.context_retirement, id="retirement-switch")
+                with TabPane("Message limits", id="limits"):
+                    yield Static(LIMITS_HINT, classes="hint")
+                    with Horizontal():
+                        yield Static("inlineAttachmentLimitBytes")
+                        yield Input(
+                            str(agents.inline_attachment_limit_bytes),
+                            type="integer",
+                            id="inlineAttachmentLimitBytes",
+                        )
+                    with Horizontal():
+                        yield Static("mailboxPayloadLimitBytes")
+                        yield Input(
+                            str(agents.mailbox_payload_limit_bytes),
+                            type="integer",
+                            id="mailboxPayloadLimitBytes",
+                        )
+                with TabPane("Stop all", id="stop"):
+                    yield Static(STOP_HINT, classes="hint")
+                    yield Button("Stop all", id="stop-all", variant="error")
+            yield Static(id="supervision-message")
+
+    def on_mount(self) -> None:
+        self._refresh_running()
+        self._refresh_definitions()
+        self.runtime.supervisor.listeners.append(self._frames.poke)
+        self.runtime.coordinator.listeners.append(self._frames.poke)
+        self.query_one("#running-list").focus()
+
+    def on_unmount(self) -> None:
+        for listeners in (self.runtime.supervisor.listeners, self.runtime.coordinator.listeners):
+            if self._frames.poke in listeners:
+                listeners.remove(self._frames.poke)
+
+    def say(self, text: str, *, error: bool = False) -> None:
+        self.message, self.message_is_error = text, error
+        shown = self.query_one("#supervision-message", Static)
+        shown.set_class(error, "error")
+        shown.update(Text(text))
+
+    def action_cancel(self) -> None:
+        if self._editing is not None:
+            self._stop_editing()
+            return
+        self.dismiss(None)
+
+    # ---- Running ------------------------------------------------------------------------
+
+    def _refresh_running(self) -> None:
+        snapshot = take_supervision_snapshot(self.runtime, self.lead)
+        now = self.clock()
+        ordered = tree_order(snapshot)
+        rows = [running_row(a, depth, now) for a, depth in ordered]
+        if rows == self.running and rows:
+            return
+        self.running = rows
+        options = self.query_one("#running-list", OptionList)
+        highlighted = options.highlighted_option.id if options.highlighted_option else None
+        options.clear_options()
+        if not rows:
+            options.add_option(Option("No managed agents.", disabled=True))
+            return
+        ids = [a.session_id for a, _ in ordered]
+        options.add_options([Option(row, id=sid) for row, sid in zip(rows, ids, strict=True)])
+        options.highlighted = ids.index(highlighted) if highlighted in ids else 0
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option_list.id == "running-list":
+            self.dismiss(event.option.id)
+        elif event.option_list.id == "definition-list" and event.option.id is not None:
+            self._toggle_definition(event.option.id)
+
+    # ---- Definitions ------------------------------------------------------------------
+
+    def _roster(self) -> Roster | None:
+        try:
+            return self.runtime.supervisor.roster(self.lead.cwd, "agents")
+        except SupervisionError as exc:
+            self.say(str(exc), error=True)
+            return None
+
+    def _refresh_definitions(self) -> None:
+        options = self.query_one("#definition-list", OptionList)
+        highlighted = options.highlighted
+        options.clear_options()
+        roster = self._roster()
+        if roster is None:
+            options.add_option(Option("The definitions cannot be read.", disabled=True))
+            return
+        for record in roster.records():
+            trusted = bool(record.get("trusted", True))
+            options.add_option(
+                Option(
+                    definition_row(record),
+                    id=str(record["name"]) if trusted else None,
+                    disabled=not trusted,
+                )
+            )
+        if options.option_count:
+            options.highlighted = min(highlighted or 0, options.option_count - 1)
+
+    def _toggle_definition(self, name: str) -> None:
+        roster = self._roster()
+        definition = roster.get(name) if roster is not None else None
+        if roster is None or definition is None:
+            return
+        self._write(
+            name,
+            lambda: write_global_override(
+                self.runtime.home, definition, enabled=not definition.enabled, roster=roster
+            ),
+        )
+
+    def edit_definition(self, name: str, field: str) -> None:
+        roster = self._roster()
+        definition = roster.get(name) if roster is not None else None
+        if definition is None:
+            return
+        self._editing = (name, field)
+        editor = self.query_one("#definition-input", Input)
+        if field == "model":
+            editor.placeholder = f"Model of {name}: provider/model; empty for the default"
+            editor.value = definition.model or ""
+        else:
+            editor.placeholder = (
+                f"Thinking of {name}: {'|'.join(THINKING_LEVELS)}; empty for the default"
+            )
+            editor.value = definition.thinking or ""
+        editor.display = True
+        editor.focus()
+
+    def _stop_editing(self) -> None:
+        self._editing = None
+        editor = self.query_one("#definition-input", Input)
+        editor.display = False
+        self.query_one("#definition-list").focus()
+
+    def _set_definition_field(self, name: str, field: str, text: str) -> None:
+        roster = self._roster()
+        definition = roster.get(name) if roster is not None else None
+        if roster is None or definition is None:
+            return
+        value: str | None = text.strip() or None
+        home = self.runtime.home
+        if field == "model":
+            self._write(
+                name, lambda: write_global_override(home, definition, model=value, roster=roster)
+            )
+            return
+        level = "off" if value == "false" else value
+        self._write(
+            name,
+            lambda: write_global_override(
+                home, definition, thinking=cast(ThinkingLevel | None, level), roster=roster
+            ),
+        )
+
+    def _write(self, name: str, write: Callable[[], AgentDefinition]) -> None:
+        try:
+            written = write()
+        except (DefinitionError, OSError) as exc:
+            self.say(str(exc), error=True)
+        else:
+            state = "enabled" if written.enabled else "disabled"
+            self.say(
+                f"{name}: {state}, model {written.model or 'default'}, thinking "
+                f"{written.thinking or 'default'} (written to {written.path})"
+            )
+        self._refresh_definitions()
+
+    # ---- settings ---------------------------------------------------------------------
+
+    def on_switch_changed(self, event: Switch.Changed) -> None:
+        event.stop()
+        try:
+            apply_agents_setting(self.runtime, "contextRetirement", event.value)
+        except SettingsFileError as exc:
+            self.say(str(exc), error=True)
+            with event.switch.prevent(Switch.Changed):
+                event.switch.value = not event.value
+            return
+        self.say(f"Context retirement {'on' if event.value else 'off'}.")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        if event.input.id == "definition-input":
+            editing = self._editing
+            self._stop_editing()
+            if editing is not None:
+                self._set_definition_field(*editing, event.value)
+            return
+        key = event.input.id or ""
+        try:
+            value = parse_limit(key, event.value)
+            apply_agents_setting(self.runtime, key, value)
+        except SettingsFileError as exc:
+            self.say(str(exc), error=True)
+            return
+        self.say(f"{key} = {value}.")
+
+    # ---- Stop all ---------------------------------------------------------------------
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "stop-all":
+            event.button.disabled = True
+            self._stop_all()
+
+    @work(group="stop-all", exclusive=True)
+    async def _stop_all(self) -> None:
+        try:
+            closed, errors = await stop_all(self.runtime, self.lead)
+        finally:
+            self.query_one("#stop-all", Button).disabled = False
+        if errors:
+            self.say("Not stopped: " + "; ".join(errors), error=True)
+        elif closed:
+            self.say(f"Stopped {len(closed)}: {', '.join(closed)}.")
+        else:
+            self.say("No managed agent to stop.")
+        self._refresh_running()
