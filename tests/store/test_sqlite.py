@@ -309,3 +309,75 @@ def test_pi_style_entries_of_the_first_schema_are_recoded_and_packed(tmp_path):
     assert db.execute("SELECT body FROM entries WHERE session_id = 'broken'").fetchone() == (
         "{not json",
     )
+
+
+def _generation(**changes):
+    from piagents.store.records import GenerationRecord
+
+    fields = dict(
+        id="g1",
+        label="scout-1",
+        definition="scout",
+        root_id="lead",
+        owner_id="lead",
+        session_id="s1",
+        cwd="/w",
+        task="look",
+        placement="inline",
+    )
+    fields.update(changes)
+    return GenerationRecord(**fields)
+
+
+def _result(i="r1"):
+    from piagents.store.records import InputRecord
+
+    return InputRecord(
+        id=i,
+        root_id="lead",
+        recipient_id="lead",
+        sender_id="s1",
+        kind="notification",
+        delivery="steer",
+        text="done",
+        delivered=False,
+        rendered="done",
+    )
+
+
+def test_a_generation_ends_once_with_its_result_in_the_same_transaction(store):
+    import msgspec
+
+    g = _generation()
+    store.add_generation(g)
+    assert store.get_generation("g1") == g
+    working = msgspec.structs.replace(g, state="working")
+    assert store.update_generation(working, expect_state="starting")
+    assert not store.update_generation(g, expect_state="starting")  # someone moved it on
+    ended = msgspec.structs.replace(working, state="ended", outcome="completed")
+    assert store.update_generation(ended, end=True, result=_result())
+    # A second end (a crash recovery racing the worker, say) changes nothing.
+    lost = msgspec.structs.replace(working, state="lost")
+    assert not store.update_generation(lost, end=True, result=_result("r2"))
+    assert store.get_generation("g1") == ended
+    assert [r.id for r in store.take_undelivered(["lead"])] == ["r1"]
+    assert store.generations(root_id="lead", live=True) == []
+    assert store.generations(owner_id="lead", live=False) == [ended]
+
+
+def test_generations_are_selected_by_root_owner_and_session_oldest_first(store):
+    store.add_generation(_generation(id="a"))
+    store.add_generation(_generation(id="b", owner_id="s1", session_id="s2", label="x"))
+    store.add_generation(_generation(id="c", root_id="other", owner_id="other"))
+    assert [g.id for g in store.generations(root_id="lead")] == ["a", "b"]
+    assert [g.id for g in store.generations(owner_id="s1")] == ["b"]
+    assert [g.id for g in store.generations(session_id="s1")] == ["a", "c"]
+
+
+def test_an_unreadable_generation_is_a_clear_error(store, tmp_path):
+    store.add_generation(_generation())
+    db = sqlite3.connect(tmp_path / "store.db")
+    db.execute("UPDATE generations SET body = 'nope'")
+    db.commit()
+    with pytest.raises(StoreError, match="unreadable generation record"):
+        store.generations(root_id="lead")

@@ -100,7 +100,7 @@ class UserMessage(_Message, frozen=True, tag="user"):
 class AssistantMessage(_Message, frozen=True, tag="assistant"):
     content: tuple[AssistantContent, ...]
     stop_reason: StopReason = "stop"
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = Usage()  # one shared zero: most messages of a long session have none stored
     provider: str = ""
     model: str = ""
     error_message: str | None = None
