@@ -266,7 +266,8 @@ async def test_message_limits_are_written_within_their_range(home, work, managed
         inline.value = ""
         await type_text(pilot, "2048")
         await pilot.press("enter")
-        await until(pilot, lambda: app.runtime.settings.agents.inline_attachment_limit_bytes == 2048)
+        agents = lambda: app.runtime.settings.agents  # noqa: E731
+        await until(pilot, lambda: agents().inline_attachment_limit_bytes == 2048)
         saved = json.loads((home / "settings.json").read_text())
         assert saved["pi-agents"] == {
             "mailboxPayloadLimitBytes": 4096,
