@@ -75,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-SUBCOMMANDS = ("serve", "sessions", "export", "trust")
+SUBCOMMANDS = ("serve", "worker", "sessions", "export", "trust")
 
 
 def _subcommand_first(args: list[str]) -> list[str]:
@@ -98,6 +98,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from piagents.serve import main as serve_main
 
             return serve_main(args_list[1:])
+        if args_list and args_list[0] == "worker":  # hidden: a managed agent's process
+            from piagents.supervision.worker import main as worker_main
+
+            return worker_main(args_list[1:])
         if args_list and args_list[0] == "sessions":
             return _sessions(args_list[1:])
         if args_list and args_list[0] == "export":
@@ -261,6 +265,7 @@ async def _run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise CliError(str(exc), EXIT_USAGE) from exc
     runtime.wake_in_process = False  # offline roots we message get a background process
+    runtime.default_placement = "process"  # managed agents get processes of their own
     for warning in runtime.warnings:
         print(f"pi-agents: warning: {warning}", file=sys.stderr)
     # Errors are caught inside the `async with`: one escaping it would come out of

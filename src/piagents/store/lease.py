@@ -13,16 +13,27 @@ from piagents.store.base import LeaseHolder
 _live_tokens: set[str] = set()
 
 
-def process_start_time(pid: int) -> str:
-    """The kernel's start time of `pid` (Linux), or "" where it cannot be read."""
+def _stat(pid: int) -> list[str]:
+    """The fields of /proc/<pid>/stat after the command name, from field 3 (state)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             stat = f.read().decode(errors="replace")
     except OSError:
-        return ""
-    # Field 22 (starttime) follows the parenthesised command name, which may hold spaces.
-    fields = stat[stat.rfind(")") + 2 :].split()
-    return fields[19] if len(fields) > 19 else ""
+        return []
+    # The parenthesised command name may hold spaces.
+    return stat[stat.rfind(")") + 2 :].split()
+
+
+def process_start_time(pid: int) -> str:
+    """The kernel's start time of `pid` (Linux), or "" where it cannot be read."""
+    fields = _stat(pid)
+    return fields[19] if len(fields) > 19 else ""  # field 22, starttime
+
+
+def _exited(pid: int) -> bool:
+    """A zombie has exited; only its exit status waits for its parent."""
+    fields = _stat(pid)
+    return bool(fields) and fields[0] in ("Z", "X")
 
 
 def new_holder() -> LeaseHolder:
@@ -47,6 +58,8 @@ def is_alive(holder: LeaseHolder) -> bool:
         return False
     except PermissionError:
         pass
+    if _exited(holder.pid):
+        return False
     started = process_start_time(holder.pid)
     return not (holder.started and started and started != holder.started)
 
@@ -63,6 +76,8 @@ def presence(holder: LeaseHolder) -> str:
         return "gone"
     except PermissionError:
         pass
+    if _exited(holder.pid):
+        return "gone"
     started = process_start_time(holder.pid)
     if not holder.started or not started:
         return "unknown"

@@ -40,7 +40,7 @@ from piagents.harness.tools.foreground import foreground
 from piagents.store import lease
 from piagents.store.base import LeaseHolder
 from piagents.store.records import GenerationRecord, InputRecord, SessionRecord, new_id
-from piagents.supervision import texts
+from piagents.supervision import remote, texts
 from piagents.supervision.attachments import (
     ComposedMessage,
     attachment_details,
@@ -57,6 +57,7 @@ from piagents.supervision.definitions import (
 from piagents.supervision.errors import SupervisionError, invalid_request
 from piagents.supervision.labels import automatic_label
 from piagents.supervision.output_tail import OutputTail
+from piagents.supervision.placement import REMOTE
 from piagents.supervision.records import Observed, agent_record, available_actions
 from piagents.supervision.requests import (
     AskOwnerRequest,
@@ -75,6 +76,7 @@ from piagents.supervision.trust import TrustError, is_trusted
 if TYPE_CHECKING:
     from piagents.agent import Agent
     from piagents.runtime import Runtime
+    from piagents.supervision.worker import WorkerLink
 
 MANAGED = "managed"  # session meta key: {"definition", "label", "retired"?}
 MANAGED_BASH_TIMEOUT_S = 600.0  # bash calls of managed agents that give no timeout
@@ -102,6 +104,8 @@ class Supervisor:
         self.live: dict[str, _Live] = {}  # generation id -> running here
         self.closing = False
         self.listeners: list[Any] = []  # called with no arguments when records change
+        # In a `pi-agents worker` process: its link to the lead (see `worker`).
+        self.worker: WorkerLink | None = None
 
     # ---- faces, controllers and definitions ---------------------------------------
 
@@ -116,6 +120,10 @@ class Supervisor:
 
     @property
     def placement(self) -> str:
+        """Where new managed agents run: `process`, `tmux` or `inline`. A worker runs its
+        own agents inline, in its process."""
+        if self.worker is not None:
+            return "inline"
         return self.rt.settings.agents.spawn_placement or self.rt.default_placement
 
     def roster(self, cwd: str, operation: str) -> Roster:
@@ -254,6 +262,8 @@ class Supervisor:
         live = self.live.get(g.id)
         has_transcript = bool(self._entry_count(g.session_id))
         if live is None:
+            if remote.is_remote(g):
+                return remote.observe(self, g, has_transcript)
             return Observed(g.state, has_transcript=has_transcript, last_activity=g.updated)
         agent = live.agent
         children = [c for c in self.rt.store.generations(owner_id=agent.id, live=True) if c.live]
@@ -348,6 +358,7 @@ class Supervisor:
             source = self._fork_entries(source_record.id)
         message = self._compose(caller, req.task, req.files, "delegate")
         model = definition.model or str(caller.model)
+        remote.check_model(model, self.placement, "delegate")
         thinking = definition.thinking or self.rt.default_thinking
         session = Session.create(
             self.rt.store,
@@ -362,7 +373,15 @@ class Supervisor:
         if source:
             session.append(*source)
         return await self._start(
-            caller, session, definition, label, message, cwd=cwd, kind="delegate", task=req.task
+            caller,
+            session,
+            definition,
+            label,
+            message,
+            cwd=cwd,
+            kind="delegate",
+            task=req.task,
+            timeout_ms=req.timeout_ms,
         )
 
     async def continue_(self, caller: Agent, req: ContinueRequest) -> ToolResult:
@@ -404,6 +423,7 @@ class Supervisor:
             raise invalid_request("continue", str(exc), next_action="call list") from exc
         label = str(meta.get("label"))
         self._check_label_free(caller, label, "continue")
+        remote.check_model(definition.model or record.model, self.placement, "continue")
         message = self._compose(caller, req.task, req.files, "continue")
         session = Session.load(self.rt.store, record.id)
         if definition.model and definition.model != session.record.model:
@@ -419,6 +439,7 @@ class Supervisor:
             cwd=record.cwd,
             kind="continue",
             task=req.task,
+            timeout_ms=req.timeout_ms,
         )
 
     def _cwd(self, caller: Agent, given: str | None) -> str:
@@ -496,10 +517,12 @@ class Supervisor:
         cwd: str,
         kind: str,
         task: str,
+        timeout_ms: int | None = None,
     ) -> ToolResult:
         holder = self.rt.holder
         assert holder is not None
         owner_gen = self._generation_of(caller.id)
+        where = self.placement
         gen = GenerationRecord(
             id=new_id(),
             label=label,
@@ -509,7 +532,7 @@ class Supervisor:
             session_id=session.id,
             cwd=cwd,
             task=task,
-            placement="inline",
+            placement=where,
             kind=kind,
             pid=holder.pid,
             host=holder.host,
@@ -518,15 +541,15 @@ class Supervisor:
             pane=f"inline:{session.id}",
             parent_label=owner_gen.label if owner_gen is not None else None,
         )
+        if where in REMOTE:
+            # Its worker records its own process; until then, the lead's is the evidence.
+            gen = await remote.start(self, caller, gen, message.text, timeout_ms, kind)
+            self._changed()
+            return self._started(gen, kind, message)
         self.rt.store.add_generation(gen)  # durable before anything runs
         try:
             agent = self.rt.load_managed(session)
-            live = _Live(gen, agent, definition)
-            agent.loop.hooks.before_model_call = self._retirement(
-                live, agent.loop.hooks.before_model_call
-            )
-            self.live[gen.id] = live
-            agent.loop.listeners.append(lambda event: self._on_event(live, event))
+            self.adopt(gen, agent, definition)
             self.rt.coordinator.accept(
                 caller, agent, message.text, "followUp", has_result=False, plain=True
             )
@@ -540,27 +563,41 @@ class Supervisor:
                 next_action="check the definition's model and settings, then try again",
             ) from exc
         self._changed()
+        return self._started(gen, kind, message)
+
+    def _started(self, gen: GenerationRecord, kind: str, message: ComposedMessage) -> ToolResult:
         text = (texts.delegated if kind == "delegate" else texts.continued)(
-            agent=label, definition=definition.name, session=session.id, request=gen.id
+            agent=gen.label, definition=gen.definition, session=gen.session_id, request=gen.id
         )
         return ToolResult(
             text,
             {
                 "action": kind,
-                "agent": label,
-                "definition": definition.name,
-                "session": session.id,
-                "sessionPath": self.session_path(session.id),
+                "agent": gen.label,
+                "definition": gen.definition,
+                "session": gen.session_id,
+                "sessionPath": self.session_path(gen.session_id),
                 "request": gen.id,
                 "startup": {
                     "placement": gen.placement,
                     "pid": gen.pid,
                     "host": gen.host,
                     "pane": gen.pane,
+                    "state": gen.state,
+                    "started": gen.started,
                 },
                 "attachments": attachment_details(message.attachments),
             },
         )
+
+    def adopt(self, gen: GenerationRecord, agent: Agent, definition: AgentDefinition) -> None:
+        """Run `gen` here, with `agent` loaded for it (inline, or in its worker)."""
+        live = _Live(gen, agent, definition)
+        agent.loop.hooks.before_model_call = self._retirement(
+            live, agent.loop.hooks.before_model_call
+        )
+        self.live[gen.id] = live
+        agent.loop.listeners.append(lambda event: self._on_event(live, event))
 
     def _roll_back(self, gen: GenerationRecord) -> bool:
         live = self.live.pop(gen.id, None)
@@ -718,6 +755,10 @@ class Supervisor:
         if recipient_id in self.rt.agents:
             self.rt.coordinator.drain()
             return
+        if self.worker is not None:  # only nudge the lead: if it is down, it drains on restart
+            if self.rt._tg is not None:
+                self.rt._tg.create_task(remote.poke_holder(self, recipient_id))
+            return
         record = self.rt.store.get_session(recipient_id)
         if record is not None and self.rt._tg is not None and not self.rt.closing:
             self.rt._tg.create_task(self.rt.coordinator.reach(record))
@@ -767,6 +808,10 @@ class Supervisor:
             )
         return observed
 
+    def _runs_elsewhere(self, g: GenerationRecord) -> bool:
+        """`g` runs in a worker process of its own, not here."""
+        return g.id not in self.live and remote.is_remote(g)
+
     def _live_of(self, g: GenerationRecord, operation: str) -> _Live:
         live = self.live.get(g.id)
         if live is None:
@@ -782,11 +827,14 @@ class Supervisor:
         self.controller(caller, "steer")
         g = self._target(caller, req.agent, "steer")
         self._allowed(g, "steer")
-        live = self._live_of(g, "steer")
         message = self._compose(caller, req.message, req.files, "steer")
-        self.rt.coordinator.accept(
-            caller, live.agent, message.text, "steer", has_result=False, plain=True
-        )
+        if self._runs_elsewhere(g):
+            remote.steer(self, caller, g, message.text)
+        else:
+            live = self._live_of(g, "steer")
+            self.rt.coordinator.accept(
+                caller, live.agent, message.text, "steer", has_result=False, plain=True
+            )
         return ToolResult(
             texts.steered(g.label),
             {
@@ -801,16 +849,19 @@ class Supervisor:
         self.controller(caller, "interrupt")
         g = self._target(caller, req.agent, "interrupt")
         self._allowed(g, "interrupt")
-        live = self._live_of(g, "interrupt")
         message = self._compose(caller, req.message, req.files, "interrupt")
-        live.interrupting = True
-        try:
-            await live.agent.loop.abort(self.rt.settings.agents.abort_timeout_ms / 1000)
-            self.rt.coordinator.accept(
-                caller, live.agent, message.text, "followUp", has_result=False, plain=True
-            )
-        finally:
-            live.interrupting = False
+        if self._runs_elsewhere(g):
+            remote.interrupt(self, caller, g, message.text)
+        else:
+            live = self._live_of(g, "interrupt")
+            live.interrupting = True
+            try:
+                await live.agent.loop.abort(self.rt.settings.agents.abort_timeout_ms / 1000)
+                self.rt.coordinator.accept(
+                    caller, live.agent, message.text, "followUp", has_result=False, plain=True
+                )
+            finally:
+                live.interrupting = False
         return ToolResult(
             texts.interrupted(g.label),
             {
@@ -825,9 +876,10 @@ class Supervisor:
         self.controller(caller, "reply")
         g = self._target(caller, req.agent, "reply")
         self._allowed(g, "reply")
-        live = self._live_of(g, "reply")
+        elsewhere = self._runs_elsewhere(g)
+        live = None if elsewhere else self._live_of(g, "reply")
         message = self._compose(caller, req.message, req.files, "reply")
-        assert live.ask is not None and g.ask_id is not None
+        assert g.ask_id is not None
         reply_id = new_id()
         text = texts.owner_reply(
             request=reply_id,
@@ -836,7 +888,9 @@ class Supervisor:
             session=g.session_id,
             message=message.text,
         )
-        if not live.ask.done():
+        if live is None:
+            remote.reply(self, caller, g, g.ask_id, text)
+        elif live.ask is not None and not live.ask.done():
             live.ask.set_result(text)
         return ToolResult(
             texts.replied(g.label),
@@ -875,6 +929,10 @@ class Supervisor:
 
     async def _close(self, g: GenerationRecord, cascaded: list[str]) -> bool:
         """Close `g`'s own agents first, then `g`; True when a question was abandoned."""
+        if self._runs_elsewhere(g):
+            abandoned = await remote.close(self, g, cascaded)  # its worker closes its agents
+            self._changed()
+            return abandoned
         for child in self.rt.store.generations(owner_id=g.session_id, live=True):
             await self._close(child, cascaded)
             cascaded.append(child.label)
@@ -906,9 +964,13 @@ class Supervisor:
         self.controller(caller, "inspect")
         g = self._target(caller, req.agent, "inspect")
         self._allowed(g, "inspect")
-        live = self._live_of(g, "inspect")
-        output, truncated = live.tail.snapshot()
-        processes = [texts.ForegroundProcess(pid, cmd) for pid, cmd in foreground.of(g.session_id)]
+        if self._runs_elsewhere(g):
+            output, truncated, found = remote.inspect(self, g)
+        else:
+            live = self._live_of(g, "inspect")
+            output, truncated = live.tail.snapshot()
+            found = foreground.of(g.session_id)
+        processes = [texts.ForegroundProcess(pid, cmd) for pid, cmd in found]
         text = texts.inspect_text(
             agent=g.label,
             session=g.session_id,
@@ -1038,6 +1100,12 @@ class Supervisor:
                 self._deliver(g.owner_id)
             return changed
         return self.rt.store.get_generation(g.id) or changed
+
+    def on_control(self, stored: InputRecord) -> None:
+        """A control message from the lead (interrupt, reply, close) for the generation
+        this worker runs; other runtimes have none."""
+        if self.worker is not None:
+            self.worker.on_control(stored)
 
     def recover(self, root_id: str) -> None:
         """Check the generations of a lead that was just opened."""

@@ -1,0 +1,224 @@
+"""Where a managed agent's worker process runs: its own process group, or a tmux pane.
+
+The lead's runtime starts `pi-agents worker --home H --generation G` and learns
+everything else (pid, start time, lease token, pane) from the generation the
+worker records in the store. The worker's output goes to
+`<home>/runs/<generation>/`, with the evidence `inspect` reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from piagents.store import lease
+from piagents.store.base import LeaseHolder
+from piagents.store.records import GenerationRecord
+from piagents.supervision.output_tail import OutputTail
+
+TMUX_SESSION = "pi-agents"
+INSPECT_FILE = "inspect.json"
+LOG_FILE = "worker.log"
+PANE_LINES = 80
+REMOTE = ("process", "tmux")
+# Variables of the caller's terminal that must not leak into a tmux pane.
+_NOT_FOR_PANES = ("TMUX", "TMUX_PANE", "TERM", "COLUMNS", "LINES")
+
+
+class PlacementError(Exception):
+    """A worker could not be started."""
+
+
+@dataclass(slots=True)
+class Spawned:
+    """A worker just started: its process id and, for tmux, its pane."""
+
+    pid: int
+    pane: str | None = None
+    process: asyncio.subprocess.Process | None = None
+
+    def exited(self) -> bool:
+        if self.process is not None:
+            return self.process.returncode is not None
+        return lease.presence(holder_of(self.pid)) == "gone"
+
+
+def run_dir(home: Path, generation_id: str) -> Path:
+    return home / "runs" / generation_id
+
+
+def worker_command(home: Path, generation_id: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "piagents.cli",
+        "worker",
+        "--home",
+        str(home),
+        "--generation",
+        generation_id,
+    ]
+
+
+def holder_of(pid: int, token: str = "") -> LeaseHolder:
+    import socket
+
+    return LeaseHolder(pid, socket.gethostname(), token, lease.process_start_time(pid))
+
+
+def loadable_model(model: str) -> bool:
+    """Whether a worker process can load `model` by name: the SDK's in-process
+    `FunctionModel` (`faux/function`) exists only in the process that made it."""
+    provider, _, model_id = model.partition("/")
+    return provider != "faux" or ":" in model_id
+
+
+async def spawn(home: Path, generation_id: str, placement: str) -> Spawned:
+    folder = run_dir(home, generation_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    command = worker_command(home, generation_id)
+    if placement == "tmux":
+        return await _spawn_in_tmux(command, folder)
+    with open(folder / LOG_FILE, "ab") as log:
+        process = await asyncio.create_subprocess_exec(
+            *command,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+        )
+    return Spawned(process.pid, None, process)
+
+
+async def _tmux(*args: str) -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(
+        "tmux",
+        *args,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await process.communicate()
+    return process.returncode or 0, out.decode(errors="replace"), err.decode(errors="replace")
+
+
+async def _spawn_in_tmux(command: list[str], folder: Path) -> Spawned:
+    try:
+        code, _, _ = await _tmux("has-session", "-t", TMUX_SESSION)
+        if code != 0:
+            code, _, err = await _tmux("new-session", "-d", "-s", TMUX_SESSION)
+            if code != 0:
+                raise PlacementError(f"tmux could not create session {TMUX_SESSION}: {err}")
+    except FileNotFoundError as exc:
+        raise PlacementError("tmux is not installed (placement tmux)") from exc
+    env: list[str] = []
+    for key, value in os.environ.items():
+        if key not in _NOT_FOR_PANES:
+            env += ["-e", f"{key}={value}"]
+    # stderr also goes to the run's log: a worker that fails to start leaves its reason.
+    shell = " ".join(_quote(a) for a in command) + f" 2>>{_quote(str(folder / LOG_FILE))}"
+    code, out, err = await _tmux(
+        "new-window",
+        "-d",
+        "-t",
+        f"{TMUX_SESSION}:",
+        "-P",
+        "-F",
+        "#{pane_id} #{pane_pid}",
+        *env,
+        "exec " + shell,
+    )
+    if code != 0:
+        raise PlacementError(f"tmux could not open a window: {err.strip()}")
+    pane, _, pid = out.strip().partition(" ")
+    return Spawned(int(pid), pane)
+
+
+def _quote(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
+
+
+def kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
+    """Signal a worker and the commands it started (its process group, which it leads)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        if os.getpgid(pid) == pid and pid != os.getpgrp():
+            os.killpg(pid, sig)
+        else:
+            os.kill(pid, sig)
+
+
+def evidence_holder(g: GenerationRecord) -> LeaseHolder | None:
+    if g.pid is None:
+        return None
+    return LeaseHolder(g.pid, g.host or "", g.token or "", g.started or "")
+
+
+async def wait_gone(g: GenerationRecord, timeout: float) -> bool:
+    """Wait until the generation's process is proven gone; False on timeout."""
+    holder = evidence_holder(g)
+    if holder is None:
+        return True
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while lease.presence(holder) == "alive":
+        if loop.time() >= deadline:
+            return False
+        await asyncio.sleep(0.05)
+    return True
+
+
+# ---- inspect evidence ---------------------------------------------------------------
+
+
+def write_inspect(home: Path, generation_id: str, evidence: dict[str, Any]) -> None:
+    """Replace the run's inspect evidence in one step (readers never see half a file)."""
+    folder = run_dir(home, generation_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f".{INSPECT_FILE}.{os.getpid()}"
+    tmp.write_text(json.dumps(evidence), encoding="utf-8")
+    os.replace(tmp, folder / INSPECT_FILE)
+
+
+def read_inspect(home: Path, generation_id: str) -> dict[str, Any]:
+    try:
+        data = json.loads((run_dir(home, generation_id) / INSPECT_FILE).read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def last_evidence_ms(home: Path, generation_id: str) -> int | None:
+    """When the worker last wrote evidence (it writes on activity)."""
+    try:
+        return int((run_dir(home, generation_id) / INSPECT_FILE).stat().st_mtime * 1000)
+    except OSError:
+        return None
+
+
+def capture_pane(pane: str) -> tuple[str, bool] | None:
+    """The pane's last 80 lines as a terminal shows them, capped at 16 KiB."""
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["tmux", "capture-pane", "-p", "-J", "-S", f"-{PANE_LINES}", "-t", pane],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=5,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
+        return None
+    tail = OutputTail()
+    tail.feed(done.stdout.decode(errors="replace"))
+    return tail.snapshot()

@@ -1,0 +1,283 @@
+"""The lead's side of generations placed in worker processes (`process`, `tmux`).
+
+Everything crosses through the store first: the assignment, steering messages and
+control messages (`interrupt`, `reply`, `close`) wait in the managed session's
+inbox, then the worker is poked through its lease token. A worker records its
+pid, host, start time and token in the generation; that is the startup evidence,
+and what recovery uses to prove a worker alive or gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from piagents.agents.mailbox import poke
+from piagents.ai.messages import now_ms
+from piagents.store.records import GenerationRecord, InputRecord, SessionRecord, new_id
+from piagents.supervision import placement
+from piagents.supervision.errors import SupervisionError, invalid_request
+from piagents.supervision.records import Observed
+
+if TYPE_CHECKING:
+    from piagents.agent import Agent
+    from piagents.supervision.supervisor import Supervisor
+
+CONTROL = "control"  # InputRecord kind of a control message; its text is JSON
+DEFAULT_START_TIMEOUT_MS = 30_000
+_POLL_S = 0.05
+
+
+def is_remote(g: GenerationRecord) -> bool:
+    return g.placement in placement.REMOTE
+
+
+def check_model(model: str, where: str, operation: str) -> None:
+    if where in placement.REMOTE and not placement.loadable_model(model):
+        raise invalid_request(
+            operation,
+            f"The model {model!r} exists only in this process, so placement {where!r} cannot "
+            "run it in a worker process.",
+            next_action="use spawnPlacement inline, or a model a worker can load by name "
+            "(faux/<module>:<function> for scripted models)",
+        )
+
+
+def control_text(op: str, generation_id: str, **fields: Any) -> str:
+    return json.dumps({"op": op, "generation": generation_id, **fields})
+
+
+def read_control(stored: InputRecord) -> dict[str, Any]:
+    try:
+        data = json.loads(stored.text)
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def leave(
+    sup: Supervisor,
+    sender: SessionRecord,
+    g: GenerationRecord,
+    text: str,
+    *,
+    kind: str = "input",
+    delivery: str = "followUp",
+    delivered: bool = False,
+) -> InputRecord:
+    """A message for the managed session, kept in the store for its worker."""
+    # As inline: a controller's messages reach its managed agent as they are (`plain`).
+    return sup.rt.store.add_input(
+        InputRecord(
+            id=new_id(),
+            root_id=g.root_id,
+            recipient_id=g.session_id,
+            sender_id=sender.id,
+            kind=kind,
+            delivery=delivery,
+            text=text,
+            has_result=False,
+            status="completed" if kind == CONTROL else "outstanding",
+            delivered=delivered,
+            rendered=text,
+        )
+    )
+
+
+def nudge(sup: Supervisor, g: GenerationRecord) -> None:
+    """Poke the worker running `g` (it also looks on its own every second)."""
+    token = g.token
+    if token and sup.rt._tg is not None and not sup.rt.closing:
+        sup.rt._tg.create_task(poke(token))
+
+
+# ---- start -----------------------------------------------------------------------------
+
+
+async def start(
+    sup: Supervisor,
+    caller: Agent,
+    g: GenerationRecord,
+    assignment: str,
+    timeout_ms: int | None,
+    operation: str,
+) -> GenerationRecord:
+    """Record `g` and its assignment, start its worker, and wait for the worker's own
+    record of itself; on failure the worker is killed and `g` ends `failed`."""
+    store = sup.rt.store
+    store.add_generation(g)  # durable first: a restarted lead finds it
+    leave(sup, caller.session.record, g, assignment)
+    spawned: placement.Spawned | None = None
+    try:
+        spawned = await placement.spawn(sup.rt.home, g.id, g.placement)
+        holder = placement.holder_of(spawned.pid)
+        # Until the worker records itself, its process is the evidence recovery checks.
+        starting = msgspec.structs.replace(
+            g, pid=spawned.pid, host=holder.host, started=holder.started, token=None
+        )
+        store.update_generation(starting, expect_state="starting")
+        timeout = (timeout_ms or DEFAULT_START_TIMEOUT_MS) / 1000
+        return await _wait_started(sup, g.id, spawned, timeout)
+    except (placement.PlacementError, OSError, TimeoutError, _WorkerExited) as exc:
+        rolled_back = _roll_back(sup, g, spawned)
+        raise SupervisionError(
+            "internal_failure" if rolled_back else "rollback_failure",
+            f"The agent's worker could not be started ({g.placement}): {_reason(exc)}",
+            operation,
+            rollback_occurred=rolled_back,
+            next_action="check the worker log in "
+            f"{placement.run_dir(sup.rt.home, g.id) / placement.LOG_FILE}, then try again",
+        ) from exc
+
+
+class _WorkerExited(Exception):
+    pass
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, TimeoutError):
+        return "it did not record itself in time"
+    return str(exc) or type(exc).__name__
+
+
+async def _wait_started(
+    sup: Supervisor, generation_id: str, spawned: placement.Spawned, timeout: float
+) -> GenerationRecord:
+    async with asyncio.timeout(timeout):
+        while True:
+            g = sup.rt.store.get_generation(generation_id)
+            if g is not None and g.token:
+                return g
+            if g is not None and g.outcome is not None:
+                raise _WorkerExited(f"the worker ended it ({g.outcome}: {g.error or ''})")
+            if spawned.exited():
+                raise _WorkerExited("the worker exited before it recorded itself")
+            await asyncio.sleep(_POLL_S)
+
+
+def _roll_back(sup: Supervisor, g: GenerationRecord, spawned: placement.Spawned | None) -> bool:
+    try:
+        if spawned is not None:
+            placement.kill_group(spawned.pid)
+        current = sup.rt.store.get_generation(g.id) or g
+        failed = msgspec.structs.replace(
+            current,
+            state="ended",
+            outcome="failed",
+            error="start failed",
+            updated=now_ms(),
+            ended=now_ms(),
+        )
+        sup.rt.store.update_generation(failed, end=True)
+        # The assignment nobody will take: it ends with the generation.
+        waiting = sup.rt.store.take_undelivered([g.session_id])
+        sup.rt.store.end_inputs(
+            [i.id for i in waiting if i.kind != CONTROL], "aborted", "start failed"
+        )
+        return True
+    except Exception:
+        return False
+
+
+# ---- controls --------------------------------------------------------------------------
+
+
+def steer(sup: Supervisor, caller: Agent, g: GenerationRecord, text: str) -> None:
+    leave(sup, caller.session.record, g, text, delivery="steer")
+    nudge(sup, g)
+
+
+def interrupt(sup: Supervisor, caller: Agent, g: GenerationRecord, text: str) -> None:
+    # The replacement message is recorded now and taken by the worker after it aborts.
+    replacement = leave(sup, caller.session.record, g, text, delivered=True)
+    control = control_text("interrupt", g.id, input=replacement.id)
+    leave(sup, caller.session.record, g, control, kind=CONTROL, delivery=CONTROL)
+    nudge(sup, g)
+
+
+def reply(sup: Supervisor, caller: Agent, g: GenerationRecord, ask: str, text: str) -> None:
+    control = control_text("reply", g.id, ask=ask, text=text)
+    leave(sup, caller.session.record, g, control, kind=CONTROL, delivery=CONTROL)
+    nudge(sup, g)
+
+
+async def close(sup: Supervisor, g: GenerationRecord, cascaded: list[str]) -> bool:
+    """Ask the worker to close (it closes its own agents first), give it the abort
+    timeout, then kill its process group; `g` and its agents end `closed`. True when
+    a question was abandoned."""
+    _descendants(sup, g, cascaded)
+    abandoned = g.ask_id is not None and g.state == "blocked"
+    timeout = sup.rt.settings.agents.abort_timeout_ms / 1000
+    owner = sup.rt.store.get_session(g.owner_id)
+    if g.state not in ("lost", "unknown") and g.pid is not None and owner is not None:
+        control = control_text("close", g.id)
+        leave(sup, owner, g, control, kind=CONTROL, delivery=CONTROL)
+        if g.token:
+            await poke(g.token)
+        if not await placement.wait_gone(g, timeout):
+            placement.kill_group(g.pid)
+            await placement.wait_gone(g, 2.0)
+    end_closed(sup, g)
+    return abandoned
+
+
+def _descendants(sup: Supervisor, g: GenerationRecord, labels: list[str]) -> None:
+    for child in sup.rt.store.generations(owner_id=g.session_id, live=True):
+        _descendants(sup, child, labels)
+        labels.append(child.label)
+
+
+def end_closed(sup: Supervisor, g: GenerationRecord) -> None:
+    """`g` and whatever of its own agents is still recorded live end `closed`."""
+    store = sup.rt.store
+    for child in store.generations(owner_id=g.session_id, live=True):
+        end_closed(sup, child)
+    current = store.get_generation(g.id) or g
+    if current.outcome is None:
+        closed = msgspec.structs.replace(
+            current, state="ended", outcome="closed", updated=now_ms(), ended=now_ms()
+        )
+        store.update_generation(closed, end=True)
+
+
+def inspect(sup: Supervisor, g: GenerationRecord) -> tuple[str, bool, list[tuple[int, str]]]:
+    """The worker's live evidence: for tmux its pane as the user sees it, otherwise what
+    the worker last wrote (its output tail and foreground processes)."""
+    evidence = placement.read_inspect(sup.rt.home, g.id)
+    processes = [
+        (int(p[0]), str(p[1]))
+        for p in evidence.get("processes") or []
+        if isinstance(p, list) and len(p) == 2
+    ]
+    if g.placement == "tmux" and g.pane and g.pane.startswith("%"):
+        captured = placement.capture_pane(g.pane)
+        if captured is not None:
+            return captured[0], captured[1], processes
+    output = str(evidence.get("recent_output") or "")
+    return output, bool(evidence.get("recent_output_truncated")), processes
+
+
+def observe(sup: Supervisor, g: GenerationRecord, has_transcript: bool) -> Observed:
+    """What the lead knows of a worker's generation: its recorded state, and its last
+    activity from when the worker last wrote evidence."""
+    written = placement.last_evidence_ms(sup.rt.home, g.id)
+    return Observed(
+        g.state,
+        pending_ask=g.state == "blocked" and g.ask_id is not None,
+        has_transcript=has_transcript,
+        last_activity=max(g.updated, written or 0),
+    )
+
+
+async def poke_holder(sup: Supervisor, recipient_id: str) -> None:
+    """From a worker: nudge the runtime holding the recipient's tree (the lead). When
+    nobody holds it the message waits in the store for the lead's next drain."""
+    record = sup.rt.store.get_session(recipient_id)
+    if record is None:
+        return
+    holder = sup.rt.store.lease_of(record.root_id or record.id)
+    if holder is not None:
+        await poke(holder.token)
