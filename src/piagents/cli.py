@@ -270,6 +270,8 @@ async def _run(args: argparse.Namespace) -> int:
         print(f"pi-agents: warning: {warning}", file=sys.stderr)
     # Errors are caught inside the `async with`: one escaping it would come out of
     # the runtime's task group wrapped in an ExceptionGroup, as a traceback.
+    from piagents.supervision.settle import settled_answer
+
     failure: CliError | None = None
     try:
         async with runtime:
@@ -277,7 +279,10 @@ async def _run(args: argparse.Namespace) -> int:
                 root = await _open(runtime, args)
                 if args.mode == "json":
                     return await _run_json(root, prompt)
-                print(await root.prompt(prompt))
+                answer = await root.prompt(prompt)
+                if runtime.supervisor.face(root.session.record) == "supervision":
+                    answer = await settled_answer(runtime, root, answer)
+                print(answer)
                 return EXIT_OK
             except CliError as exc:
                 failure = exc
@@ -349,6 +354,11 @@ async def _run_json(root: Any, prompt: str) -> int:
     )
     root.loop.listeners.append(emit)
     outcome = await root.prompt_outcome(prompt)
+    runtime = root.runtime
+    if runtime.supervisor.face(root.session.record) == "supervision":
+        from piagents.supervision.settle import settled_answer
+
+        await settled_answer(runtime, root, outcome.answer)  # results start more turns
     return EXIT_OK if outcome.status == "completed" else EXIT_FAILED
 
 

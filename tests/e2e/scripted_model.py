@@ -76,3 +76,24 @@ async def slow(call: ModelCall) -> str:
         Path(marker).write_text(str(os.getpid()), encoding="utf-8")
     await asyncio.sleep(float(os.environ.get("SCRIPTED_SLEEP", "0")))
     return "slept"
+
+
+def supervise(call: ModelCall) -> str | Reply:
+    """A supervision lead delegates two agents and answers once both results are in;
+    the managed agents answer their task."""
+    if call.agent_name:
+        return f"{call.agent_name} did: {call.messages[0].text}"
+    results = [m.text for m in call.messages if "completed its assignment" in m.text]
+    if len(results) == 2:
+        answers = sorted(r.split("Final answer:\n")[-1] for r in results)
+        return "Both done: " + " | ".join(answers)
+    if len(call.messages) == 1:
+        delegate = [
+            ToolCall(
+                name="agent",
+                args={"action": "delegate", "definition": "scout", "task": task, "label": label},
+            )
+            for label, task in (("left", "map the left"), ("right", "map the right"))
+        ]
+        return Reply(tool_calls=delegate)
+    return "waiting for results"

@@ -566,3 +566,10 @@ def test_a_session_whose_holder_died_can_be_opened_again(
 
     users = [text for role, text in json.loads(result.stdout) if role == "user"]
     assert users == ["take your time", "after the crash"]
+
+
+def test_a_supervision_lead_prints_its_answer_once_its_delegations_report(cli: Cli) -> None:
+    cli.home.mkdir(parents=True, exist_ok=True)
+    (cli.home / "settings.json").write_text(json.dumps({"pi-agents": {"spawnPlacement": "inline"}}))
+    out = ok(cli.prompt("supervise", "--agent-api", "supervision", "-p", "map both sides"))
+    assert out.stdout.strip() == ("Both done: left did: map the left | right did: map the right")

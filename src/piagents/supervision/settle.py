@@ -1,0 +1,50 @@
+"""Waiting for a lead's delegations to come back, for one-shot runs (`pi-agents -p`).
+
+A lead's `delegate` returns at once; each result arrives later as a message and
+starts another turn of the lead. A one-shot run is over when the lead is idle
+and none of its generations is still running: its last answer is then final.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from piagents.harness.events import LoopEvent, RunEnded
+
+if TYPE_CHECKING:
+    from piagents.agent import Agent
+    from piagents.runtime import Runtime
+
+
+def running_generations(rt: Runtime, lead: Agent) -> int:
+    """The lead's generations still running (lost or unknown ones never report back)."""
+    return sum(1 for g in rt.store.generations(root_id=lead.id, live=True) if g.live)
+
+
+async def settled_answer(rt: Runtime, lead: Agent, answer: str) -> str:
+    """The lead's last answer once it is idle with no generation running."""
+    changed = asyncio.Event()
+    last = answer
+
+    def on_event(event: LoopEvent) -> None:
+        nonlocal last
+        if isinstance(event, RunEnded) and event.outcome.status == "completed":
+            last = event.outcome.answer
+        changed.set()
+
+    lead.loop.listeners.append(on_event)
+    rt.coordinator.listeners.append(changed.set)
+    try:
+        while lead.loop.busy or lead.loop.phase != "idle" or running_generations(rt, lead):
+            changed.clear()
+            # Changes are announced; the timeout only bounds a missed announcement.
+            try:
+                async with asyncio.timeout(1.0):
+                    await changed.wait()
+            except TimeoutError:
+                pass
+        return last
+    finally:
+        lead.loop.listeners.remove(on_event)
+        rt.coordinator.listeners.remove(changed.set)
