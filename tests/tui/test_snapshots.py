@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from tui_support import make_app, screen_text, submit, until
+from tui_support import make_app, runtime, screen_text, submit, until
 
 from piagents.testing import Reply, ToolCall
+from piagents.tui.app import PiAgentsApp
 from piagents.tui.viewer import ViewerScreen
 
 
@@ -68,3 +69,42 @@ def test_the_agent_viewer(tree_app, snap_compare):
         await pilot.pause(0.1)
 
     assert snap_compare(tree_app, terminal_size=(100, 30), run_before=open_w)
+
+
+def test_the_main_screen_of_a_lead_with_managed_agents(
+    home, work, tmp_path, monkeypatch, script, gate, seeded_ids, snap_compare
+):
+    """The supervision status widget: a generalist and a reviewer with its own scout."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    started_at: list[int] = []  # elapsed times are read from this fixed clock
+
+    def clock() -> int:
+        return started_at[0] + 83_400 if started_at else 0
+
+    def reviewer(call):
+        if call.messages[-1].role == "toolResult":
+            return gate.handler(call)
+        args = {"action": "delegate", "definition": "scout", "task": "Find the tests."}
+        return Reply(tool_calls=[ToolCall("agent", args)])
+
+    script.on(None, lambda call: "Two agents are on it.")
+    script.on("reviewer-1", reviewer)
+    script.on("*", gate.handler)
+    rt = runtime(home, script, spawnPlacement="inline")
+    app = PiAgentsApp(rt, lambda r: r.open_root(cwd=work, agent_api="supervision"), clock=clock)
+
+    async def delegate_two(pilot) -> None:
+        await until(pilot, lambda: app.root is not None, what="the lead")
+        await submit(pilot, "Start two agents.")
+        await until(pilot, lambda: "Two agents are on it." in screen_text(app), what="answer")
+        for definition, task in (("generalist", "Survey the code."), ("reviewer", "Review it.")):
+            args = {"action": "delegate", "definition": definition, "task": task}
+            assert not (await app.root.call_tool("agent", args)).is_error
+        await until(pilot, lambda: len(gate.started) == 3, what="three agents working")
+        status = app.supervision_status
+        await until(pilot, lambda: "3 working" in "".join(status.lines[:1]), what="the widget")
+        started_at.append(min(g.created for g in rt.store.generations(root_id=app.root.id)))
+        app.refresh_supervision()
+        await pilot.pause(0.1)
+
+    assert snap_compare(app, terminal_size=(100, 30), run_before=delegate_two)
