@@ -1,0 +1,432 @@
+"""Placements `process` and `tmux`: managed agents in worker processes of their own,
+controlled through the store, and found again after the lead is killed."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import piagents
+from piagents.agent import Agent
+from piagents.store import lease
+from piagents.store.base import LeaseHolder
+from piagents.store.records import GenerationRecord, InputRecord
+from piagents.testing import FunctionModel
+
+HERE = Path(__file__).parent
+MODEL = "faux/worker_routes:route"
+
+
+@pytest.fixture(autouse=True)
+def _routes_importable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers (subprocesses) and this process both import `worker_routes`."""
+    monkeypatch.syspath_prepend(str(HERE))
+    paths = [str(HERE), os.environ.get("PYTHONPATH", "")]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in paths if p))
+
+
+@pytest.fixture
+def workers() -> Iterator[list[int]]:
+    """Pids of workers a test started; whatever is left is killed afterwards."""
+    pids: list[int] = []
+    yield pids
+    for pid in pids:
+        if lease.presence(LeaseHolder(pid, _host(), "", lease.process_start_time(pid))) != "gone":
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+
+
+def _host() -> str:
+    import socket
+
+    return socket.gethostname()
+
+
+def _settings(placement: str = "process", **more: Any) -> dict[str, Any]:
+    return {"pi-agents": {"agentApi": "supervision", "spawnPlacement": placement, **more}}
+
+
+async def until(check: Callable[[], Any], timeout: float = 20.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting")
+        await asyncio.sleep(0.05)
+
+
+def results_for(rt: piagents.Runtime, lead: Agent, request: str) -> list[InputRecord]:
+    """Terminal results and notices about `request` the lead was sent."""
+    return [
+        i
+        for i in rt.store.inputs(recipient_ids=[lead.id])
+        if f"request={request}" in i.text or request in i.text
+    ]
+
+
+def generation(rt: piagents.Runtime, request: str) -> GenerationRecord:
+    g = rt.store.get_generation(request)
+    assert g is not None
+    return g
+
+
+async def delegate(lead: Agent, task: str, workers: list[int], **fields: Any) -> dict[str, Any]:
+    result = await lead.call_tool(
+        "agent", {"action": "delegate", "definition": "generalist", "task": task, **fields}
+    )
+    assert not result.is_error, result.text
+    pid = result.details["startup"]["pid"]
+    workers.append(pid)
+    return result.details
+
+
+@pytest.fixture
+async def lead_rt(home: Path, work: Path) -> AsyncIterator[tuple[piagents.Runtime, Agent]]:
+    async with piagents.Runtime(home, model=MODEL, settings=_settings()) as rt:
+        lead = await rt.open_root(cwd=work)
+        yield rt, lead
+
+
+async def test_delegate_in_a_process_returns_its_startup_evidence_and_the_result_once(
+    lead_rt: tuple[piagents.Runtime, Agent], workers: list[int]
+) -> None:
+    rt, lead = lead_rt
+    details = await delegate(lead, "hello", workers)
+    startup = details["startup"]
+    assert startup["placement"] == "process"
+    assert startup["pid"] != os.getpid()
+    assert startup["pane"] == f"process:{startup['pid']}"
+    assert rt.supervisor.placement == "process"
+    request = details["request"]
+    g = await until(lambda: (g := generation(rt, request)).outcome and g)
+    assert g.outcome == "completed"
+    assert g.result == "done: hello"
+    delivered = await until(
+        lambda: [i for i in results_for(rt, lead, request) if i.delivered] or None
+    )
+    assert len(delivered) == 1
+    assert "completed" in delivered[0].text
+    await until(lambda: lease.presence(LeaseHolder(g.pid, g.host, g.token, g.started)) == "gone")
+    await asyncio.sleep(0.3)
+    assert len(results_for(rt, lead, request)) == 1
+
+
+async def call(lead: Agent, **args: Any) -> dict[str, Any]:
+    result = await lead.call_tool("agent", args)
+    assert not result.is_error, result.text
+    return result.details
+
+
+async def inspected_running(lead: Agent, label: str, command: str) -> dict[str, Any]:
+    """Inspect until the agent's foreground processes show `command`."""
+    deadline = time.monotonic() + 20
+    while True:
+        details = await call(lead, action="inspect", agent=label)
+        if any(command in p["command"] for p in details["processes"]):
+            return details
+        assert time.monotonic() < deadline, details
+        await asyncio.sleep(0.1)
+
+
+def listed(details: dict[str, Any], label: str) -> dict[str, Any]:
+    return next(a for a in details["agents"] if a["agent"] == label)
+
+
+async def test_steer_reaches_the_worker_at_its_next_boundary(
+    lead_rt: tuple[piagents.Runtime, Agent], workers: list[int]
+) -> None:
+    rt, lead = lead_rt
+    details = await delegate(lead, "sleep 1.5", workers)
+    label, request = details["agent"], details["request"]
+    shown = await inspected_running(lead, label, "sleep 1.5")
+    assert shown["pane"] == details["startup"]["pane"]
+    assert "$ bash" in shown["recent_output"]
+    await call(lead, action="steer", agent=label, message="steered now")
+    g = await until(lambda: (g := generation(rt, request)).outcome and g)
+    assert (g.outcome, g.result) == ("completed", "done: steered now")
+    await until(lambda: [i for i in results_for(rt, lead, request) if i.delivered])
+    assert len(results_for(rt, lead, request)) == 1
+
+
+async def test_interrupt_cancels_the_workers_operation_and_keeps_the_assignment(
+    lead_rt: tuple[piagents.Runtime, Agent], workers: list[int]
+) -> None:
+    rt, lead = lead_rt
+    details = await delegate(lead, "sleep 30", workers)
+    label, request = details["agent"], details["request"]
+    await inspected_running(lead, label, "sleep 30")
+    assert "interrupt" in listed(await call(lead, action="list"), label)["available_actions"]
+    started = time.monotonic()
+    await call(lead, action="interrupt", agent=label, message="answer now")
+    g = await until(lambda: (g := generation(rt, request)).outcome and g)
+    assert time.monotonic() - started < 10
+    assert (g.outcome, g.result) == ("completed", "done: answer now")
+    await until(lambda: [i for i in results_for(rt, lead, request) if i.delivered])
+    assert len(results_for(rt, lead, request)) == 1
+
+
+async def test_ask_owner_from_a_worker_blocks_until_the_leads_reply(
+    lead_rt: tuple[piagents.Runtime, Agent], workers: list[int]
+) -> None:
+    rt, lead = lead_rt
+    details = await delegate(lead, "ask: which colour?", workers)
+    label, request = details["agent"], details["request"]
+    await until(lambda: generation(rt, request).state == "blocked")
+    question = await until(
+        lambda: [i for i in results_for(rt, lead, request) if "which colour?" in i.text]
+    )
+    assert len(question) == 1
+    record = listed(await call(lead, action="list"), label)
+    assert record["state"] == "blocked"
+    assert "reply" in record["available_actions"]
+    await call(lead, action="reply", agent=label, message="blue")
+    g = await until(lambda: (g := generation(rt, request)).outcome and g)
+    assert g.outcome == "completed"
+    assert g.result is not None and g.result.startswith("the owner said:")
+    assert "blue" in g.result
+
+
+async def test_close_ends_the_worker_and_its_commands(
+    lead_rt: tuple[piagents.Runtime, Agent], workers: list[int]
+) -> None:
+    rt, lead = lead_rt
+    details = await delegate(lead, "sleep 30", workers)
+    label, request = details["agent"], details["request"]
+    shown = await inspected_running(lead, label, "sleep 30")
+    sleeper = next(p["pid"] for p in shown["processes"] if "sleep 30" in p["command"])
+    started = time.monotonic()
+    closed = await call(lead, action="close", agent=label)
+    assert closed["action"] == "close"
+    assert time.monotonic() - started < 10
+    g = generation(rt, request)
+    assert g.outcome == "closed"
+    assert g.pid is not None
+    gone = LeaseHolder(g.pid, g.host or "", g.token or "", g.started or "")
+    await until(lambda: lease.presence(gone) == "gone", timeout=5)
+    await until(lambda: not _running(sleeper), timeout=5)
+    assert listed_labels(await call(lead, action="list")) == []
+    assert not [i for i in results_for(rt, lead, request) if "status=completed" in i.text]
+
+
+def _running(pid: int) -> bool:
+    return lease.presence(LeaseHolder(pid, _host(), "", lease.process_start_time(pid))) == "alive"
+
+
+def listed_labels(details: dict[str, Any]) -> list[str]:
+    return [a["agent"] for a in details["agents"]]
+
+
+async def test_a_worker_that_does_not_start_in_time_is_rolled_back(
+    home: Path, work: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hang = tmp_path / "hang"
+    hang.mkdir()
+    (hang / "sitecustomize.py").write_text("import time\ntime.sleep(60)\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(hang), os.environ["PYTHONPATH"]]))
+    async with piagents.Runtime(home, model=MODEL, settings=_settings()) as rt:
+        lead = await rt.open_root(cwd=work)
+        started = time.monotonic()
+        result = await lead.call_tool(
+            "agent",
+            {"action": "delegate", "definition": "generalist", "task": "hi", "timeoutMs": 5001},
+        )
+        assert 5 <= time.monotonic() - started < 10
+        assert result.is_error
+        error = result.details["error"]
+        assert error["category"] == "internal_failure"
+        assert error["rollbackOccurred"] is True
+        [g] = rt.store.generations(root_id=lead.id)
+        assert (g.outcome, g.state) == ("failed", "ended")
+        assert g.pid is not None
+        holder = LeaseHolder(g.pid, g.host or "", "", g.started or "")
+        await until(lambda: lease.presence(holder) == "gone", timeout=5)
+        assert results_for(rt, lead, g.id) == []
+        assert (await call(lead, action="list"))["agents"] == []
+
+
+async def test_an_in_process_function_model_cannot_run_in_a_worker(home: Path, work: Path) -> None:
+    async with piagents.Runtime(
+        home, model=FunctionModel(lambda call: "hi"), settings=_settings()
+    ) as rt:
+        lead = await rt.open_root(cwd=work)
+        result = await lead.call_tool(
+            "agent", {"action": "delegate", "definition": "generalist", "task": "hi"}
+        )
+        assert result.is_error
+        assert result.details["error"]["category"] == "invalid_request"
+        assert "placement 'process'" in result.details["error"]["message"]
+        assert rt.store.generations(root_id=lead.id) == []
+
+
+LEAD_SCRIPT = (
+    """
+import asyncio, json, sys
+import piagents
+
+async def main(home, work, task):
+    settings = {"pi-agents": {"agentApi": "supervision", "spawnPlacement": "process"}}
+    async with piagents.Runtime(home, model="{model}", settings=settings) as rt:
+        lead = await rt.open_root(cwd=work)
+        result = await lead.call_tool(
+            "agent", {"action": "delegate", "definition": "generalist", "task": task}
+        )
+        print(json.dumps({"lead": lead.id, "error": result.is_error, **result.details}), flush=True)
+        await asyncio.sleep(3600)
+
+asyncio.run(main(*sys.argv[1:]))
+"""
+).replace("{model}", MODEL)
+
+
+def start_lead(home: Path, work: Path, task: str, workers: list[int]) -> tuple[int, dict[str, Any]]:
+    """A lead in a process of its own that delegates `task` and then waits forever."""
+    import json
+
+    lead = subprocess.Popen(
+        [sys.executable, "-c", LEAD_SCRIPT, str(home), str(work), task],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert lead.stdout is not None
+    line = lead.stdout.readline()
+    details = json.loads(line)
+    assert not details["error"], details
+    workers.append(details["startup"]["pid"])
+    lead.kill()  # kill -9
+    lead.wait()
+    return lead.pid, details
+
+
+async def test_a_restarted_lead_reattaches_a_live_worker_and_gets_its_result_once(
+    home: Path, work: Path, workers: list[int]
+) -> None:
+    _, details = start_lead(home, work, "sleep 2", workers)
+    lead_id, request, label = details["lead"], details["request"], details["agent"]
+    async with piagents.Runtime(home, model=MODEL, settings=_settings()) as rt:
+        lead = await rt.open_root(session=lead_id)
+        record = listed(await call(lead, action="list"), label)
+        assert record["state"] in ("starting", "working")
+        assert "close" in record["available_actions"]
+        g = await until(lambda: (g := generation(rt, request)).outcome and g)
+        assert (g.outcome, g.result) == ("completed", "done: sleep 2")
+        await until(lambda: [i for i in results_for(rt, lead, request) if i.delivered])
+        await asyncio.sleep(0.5)
+        assert len(results_for(rt, lead, request)) == 1
+
+
+async def test_a_result_recorded_while_the_lead_is_down_waits_for_its_restart(
+    home: Path, work: Path, workers: list[int]
+) -> None:
+    _, details = start_lead(home, work, "sleep 1", workers)  # it ends after the lead is killed
+    lead_id, request = details["lead"], details["request"]
+    from piagents.store.sqlite import SQLiteStore
+
+    store = SQLiteStore(home / "store.db")
+    try:
+        deadline = time.monotonic() + 20
+        while (g := store.get_generation(request)) is None or g.outcome is None:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.05)
+        waiting = [i for i in store.inputs(recipient_ids=[lead_id]) if request in i.text]
+        assert [i.delivered for i in waiting] == [False]
+    finally:
+        store.close()
+    async with piagents.Runtime(home, model=MODEL, settings=_settings()) as rt:
+        lead = await rt.open_root(session=lead_id)
+        await until(lambda: [i for i in results_for(rt, lead, request) if i.delivered])
+        assert len(results_for(rt, lead, request)) == 1
+        assert (await call(lead, action="list"))["agents"] == []
+
+
+async def test_a_worker_killed_with_its_lead_is_lost_once_with_transcript_and_close(
+    home: Path, work: Path, workers: list[int]
+) -> None:
+    _, details = start_lead(home, work, "sleep 30", workers)
+    lead_id, request, label = details["lead"], details["request"], details["agent"]
+    from piagents.store.sqlite import SQLiteStore
+
+    store = SQLiteStore(home / "store.db")
+    try:
+        deadline = time.monotonic() + 20
+        while not store.entries(details["session"]) or store.get_generation(request).token is None:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.5)  # the bash call is recorded
+    finally:
+        store.close()
+    os.killpg(details["startup"]["pid"], signal.SIGKILL)
+    async with piagents.Runtime(home, model=MODEL, settings=_settings()) as rt:
+        lead = await rt.open_root(session=lead_id)
+        assert generation(rt, request).state == "lost"
+        record = listed(await call(lead, action="list"), label)
+        assert record["state"] == "lost"
+        assert sorted(record["available_actions"]) == ["close", "transcript"]
+        await until(lambda: [i for i in results_for(rt, lead, request) if i.delivered])
+        lost = results_for(rt, lead, request)
+        assert len(lost) == 1 and "lost" in lost[0].text
+        transcript = await lead.call_tool("agent", {"action": "transcript", "agent": label})
+        assert not transcript.is_error and "sleep 30" in transcript.text
+        await call(lead, action="close", agent=label)
+        assert generation(rt, request).outcome == "closed"
+        assert (await call(lead, action="list"))["agents"] == []
+    async with piagents.Runtime(home, model=MODEL, settings=_settings()) as rt:
+        lead = await rt.open_root(session=lead_id)
+        await asyncio.sleep(0.3)
+        assert len(results_for(rt, lead, request)) == 1
+
+
+@pytest.fixture
+def tmux_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A tmux server of this test's own (its socket in a fresh directory)."""
+    import shutil
+    import tempfile
+
+    if shutil.which("tmux") is None:
+        pytest.fail("tmux is not installed (.ci/run installs it)")
+    folder = tempfile.mkdtemp(prefix="pa-tmux-")
+    monkeypatch.setenv("TMUX_TMPDIR", folder)
+    monkeypatch.delenv("TMUX", raising=False)
+    yield
+    subprocess.run(["tmux", "kill-server"], capture_output=True, check=False)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+async def test_tmux_placement_runs_in_a_pane_that_inspect_reads(
+    home: Path, work: Path, workers: list[int], tmux_server: None
+) -> None:
+
+    async with piagents.Runtime(home, model=MODEL, settings=_settings("tmux")) as rt:
+        lead = await rt.open_root(cwd=work)
+        details = await delegate(lead, "sleep 30", workers)
+        label, request = details["agent"], details["request"]
+        pane = details["startup"]["pane"]
+        assert details["startup"]["placement"] == "tmux"
+        assert pane.startswith("%")
+        panes = subprocess.run(
+            ["tmux", "list-panes", "-a", "-F", "#{pane_id} #{session_name}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert f"{pane} pi-agents" in panes
+        shown = await inspected_running(lead, label, "sleep 30")
+        assert shown["pane"] == pane
+        assert "$ bash" in shown["recent_output"]
+        # The pane, as the worker echoes it (its evidence file is written differently).
+        assert '$ bash {"command": "sleep 30"}' in shown["recent_output"]
+        assert shown["recent_output_truncated"] is False
+        await call(lead, action="close", agent=label)
+        assert generation(rt, request).outcome == "closed"

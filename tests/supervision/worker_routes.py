@@ -1,0 +1,37 @@
+"""Routes for leads and managed agents in worker processes: `faux/worker_routes:route`.
+
+The lead and its managed agents share the model (the bundled definitions name
+none); a managed agent is told so in its system prompt. A managed agent reads
+its latest user message: `sleep N` runs `sleep N` in the shell first, `ask: Q`
+asks its owner Q first; then it answers `done: <that message>`, or with the
+owner's reply.
+"""
+
+from __future__ import annotations
+
+import re
+
+from piagents.testing import ModelCall, Reply, ToolCall
+
+
+def _since_last_user(call: ModelCall) -> tuple[str, list[str]]:
+    messages = list(call.messages)
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].role == "user":
+            return messages[i].text, [m.text for m in messages[i + 1 :] if m.role == "toolResult"]
+    return "", []
+
+
+def route(call: ModelCall) -> str | Reply:
+    if "You are the managed agent" not in call.system_prompt:
+        return "noted"
+    text, results = _since_last_user(call)
+    sleep = re.search(r"sleep (\d+(?:\.\d+)?)", text)
+    if sleep and not results:
+        return Reply(tool_calls=[ToolCall("bash", {"command": f"sleep {sleep.group(1)}"})])
+    ask = re.search(r"ask: (.+)", text)
+    if ask and not results:
+        return Reply(tool_calls=[ToolCall("ask_owner", {"question": ask.group(1)})])
+    if ask and results:
+        return "the owner said: " + results[-1]
+    return "done: " + text
