@@ -7,6 +7,8 @@ import json
 import pytest
 from tui_support import runtime, screen_text, started, submit, type_text, until
 
+from piagents.harness.session import Session
+from piagents.store.records import GenerationRecord
 from piagents.testing import Reply, ToolCall
 from piagents.tui.app import PiAgentsApp
 from piagents.tui.supervision_screen import SupervisionScreen
@@ -296,3 +298,59 @@ async def test_stop_all_closes_every_managed_agent_of_the_lead(home, work, manag
         await until(pilot, lambda: screen.running == [], what="Running to empty")
         await pilot.press("escape")
         await until(pilot, lambda: not app.supervision_status.display, what="the widget")
+
+
+def recorded(app, label, state, model="openai/gpt-5", thinking="high"):
+    """A generation of another runtime, recorded as `state`, with its saved session."""
+    lead = app.root
+    session = Session.create(
+        app.runtime.store,
+        cwd=lead.cwd,
+        model=model,
+        thinking=thinking,
+        name=label,
+        owner_id=lead.id,
+        root_id=lead.id,
+        meta={"managed": {"definition": "generalist", "label": label}},
+    )
+    app.runtime.store.add_generation(
+        GenerationRecord(
+            id=f"request-{label}",
+            label=label,
+            definition="generalist",
+            root_id=lead.id,
+            owner_id=lead.id,
+            session_id=session.id,
+            cwd=lead.cwd,
+            task="Old work.",
+            placement="process",
+            state=state,
+        )
+    )
+
+
+async def test_lost_and_unknown_agents_are_marked_and_stop_all_reports_what_it_cannot_close(
+    home, work, managed
+):
+    app = lead_app(home, work, managed)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(pilot)
+        recorded(app, "old-1", "lost")
+        recorded(app, "old-2", "unknown")
+        app.refresh_supervision()
+        status = app.supervision_status
+        await until(pilot, lambda: status.display, what="the widget")
+        assert status.lines[0] == "Agents: 1 unknown · 1 lost (/agents to manage)"
+        assert status.lines[1].startswith("× old-1  ")
+        assert status.lines[1].endswith("  openai/gpt-5 · high · ?")
+        assert status.lines[2].startswith("? old-2  ")
+        screen = await open_section(pilot, "stop")
+        screen.query_one("#stop-all").focus()
+        await pilot.press("enter")
+        await until(pilot, lambda: screen.message.startswith("Stopped"), what="Stop all")
+        assert screen.message_is_error
+        assert screen.message == (
+            "Stopped 1: old-1. Not stopped: old-2: close is not available for old-2 "
+            "while it is unknown."
+        )
+        assert live_labels(app) == ["old-2"]

@@ -216,7 +216,7 @@ class PiAgentsApp(App[int]):
     def refresh_supervision(self) -> None:
         """Repaint the supervision status: a lead's managed agents, else nothing."""
         root = self.root
-        if root is None or not is_lead(self.runtime, root):
+        if root is None or self._stop.is_set() or not is_lead(self.runtime, root):
             self.supervision_status.show_snapshot(None, None)
             return
         snapshot = take_supervision_snapshot(self.runtime, root)

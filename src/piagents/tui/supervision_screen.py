@@ -335,10 +335,8 @@ class SupervisionScreen(ModalScreen[str | None]):
             closed, errors = await stop_all(self.runtime, self.lead)
         finally:
             self.query_one("#stop-all", Button).disabled = False
+        parts = [f"Stopped {len(closed)}: {', '.join(closed)}."] if closed else []
         if errors:
-            self.say("Not stopped: " + "; ".join(errors), error=True)
-        elif closed:
-            self.say(f"Stopped {len(closed)}: {', '.join(closed)}.")
-        else:
-            self.say("No managed agent to stop.")
+            parts.append("Not stopped: " + "; ".join(errors))
+        self.say(" ".join(parts) or "No managed agent to stop.", error=bool(errors))
         self._refresh_running()
