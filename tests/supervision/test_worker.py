@@ -430,3 +430,50 @@ async def test_tmux_placement_runs_in_a_pane_that_inspect_reads(
         assert shown["recent_output_truncated"] is False
         await call(lead, action="close", agent=label)
         assert generation(rt, request).outcome == "closed"
+
+
+async def test_close_cascades_through_the_workers_own_agents_first(
+    lead_rt: tuple[piagents.Runtime, Agent], workers: list[int]
+) -> None:
+    rt, lead = lead_rt
+    result = await lead.call_tool(
+        "agent",
+        {"action": "delegate", "definition": "reviewer", "task": "delegate: ask: anything?"},
+    )
+    assert not result.is_error, result.text
+    workers.append(result.details["startup"]["pid"])
+    label, request = result.details["agent"], result.details["request"]
+    scout = await until(
+        lambda: [g for g in rt.store.generations(owner_id=result.details["session"])]
+    )
+    assert scout[0].placement == "inline"  # a worker runs its own agents itself
+    assert scout[0].pid == result.details["startup"]["pid"]
+    await until(lambda: rt.store.get_generation(scout[0].id).state == "blocked")
+    listing = await call(lead, action="list")
+    assert listed(listing, scout[0].label)["parent_label"] == label
+    closed = await call(lead, action="close", agent=label)
+    assert closed["cascaded"] == [scout[0].label]
+    assert generation(rt, scout[0].id).outcome == "closed"
+    assert generation(rt, request).outcome == "closed"
+    assert (await call(lead, action="list"))["agents"] == []
+
+
+async def test_a_worker_that_cannot_load_the_model_fails_the_delegation_with_its_reason(
+    home: Path, work: Path, workers: list[int]
+) -> None:
+    (home / "agents").mkdir()
+    (home / "agents" / "broken.md").write_text(
+        "---\nname: broken\nmodel: faux/no_such_module_here:route\n---\nBroken.\n"
+    )
+    async with piagents.Runtime(home, model=MODEL, settings=_settings()) as rt:
+        lead = await rt.open_root(cwd=work)
+        result = await lead.call_tool(
+            "agent", {"action": "delegate", "definition": "broken", "task": "hi"}
+        )
+        assert result.is_error
+        error = result.details["error"]
+        assert (error["category"], error["rollbackOccurred"]) == ("internal_failure", True)
+        assert "no_such_module_here" in error["message"]
+        [g] = rt.store.generations(root_id=lead.id)
+        assert g.outcome == "failed"
+        assert results_for(rt, lead, g.id) == []

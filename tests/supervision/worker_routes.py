@@ -4,7 +4,7 @@ The lead and its managed agents share the model (the bundled definitions name
 none); a managed agent is told so in its system prompt. A managed agent reads
 its latest user message: `sleep N` runs `sleep N` in the shell first, `ask: Q`
 asks its owner Q first; then it answers `done: <that message>`, or with the
-owner's reply.
+owner's reply. A delegating agent given `delegate: T` delegates T to a scout.
 """
 
 from __future__ import annotations
@@ -26,6 +26,12 @@ def route(call: ModelCall) -> str | Reply:
     if "You are the managed agent" not in call.system_prompt:
         return "noted"
     text, results = _since_last_user(call)
+    if "delegate: " in text and call.tools.count("agent"):
+        if not results:
+            task = text.split("delegate: ", 1)[1]
+            args = {"action": "delegate", "definition": "scout", "task": task}
+            return Reply(tool_calls=[ToolCall("agent", args)])
+        return "waiting for the scout"
     sleep = re.search(r"sleep (\d+(?:\.\d+)?)", text)
     if sleep and not results:
         return Reply(tool_calls=[ToolCall("bash", {"command": f"sleep {sleep.group(1)}"})])

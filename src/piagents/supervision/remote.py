@@ -109,6 +109,7 @@ async def start(
     record of itself; on failure the worker is killed and `g` ends `failed`."""
     store = sup.rt.store
     store.add_generation(g)  # durable first: a restarted lead finds it
+    _drop_stale(sup, g.session_id)
     leave(sup, caller.session.record, g, assignment)
     spawned: placement.Spawned | None = None
     try:
@@ -152,7 +153,7 @@ async def _wait_started(
             if g is not None and g.token:
                 return g
             if g is not None and g.outcome is not None:
-                raise _WorkerExited(f"the worker ended it ({g.outcome}: {g.error or ''})")
+                raise _WorkerExited(f"the worker could not run it: {g.error or g.outcome}")
             if spawned.exited():
                 raise _WorkerExited("the worker exited before it recorded itself")
             await asyncio.sleep(_POLL_S)
@@ -172,14 +173,16 @@ def _roll_back(sup: Supervisor, g: GenerationRecord, spawned: placement.Spawned 
             ended=now_ms(),
         )
         sup.rt.store.update_generation(failed, end=True)
-        # The assignment nobody will take: it ends with the generation.
-        waiting = sup.rt.store.take_undelivered([g.session_id])
-        sup.rt.store.end_inputs(
-            [i.id for i in waiting if i.kind != CONTROL], "aborted", "start failed"
-        )
+        _drop_stale(sup, g.session_id)  # the assignment nobody will take
         return True
     except Exception:
         return False
+
+
+def _drop_stale(sup: Supervisor, session_id: str) -> None:
+    """Messages left for an earlier worker of this session that never took them."""
+    waiting = sup.rt.store.take_undelivered([session_id])
+    sup.rt.store.end_inputs([i.id for i in waiting if i.kind != CONTROL], "aborted", None)
 
 
 # ---- controls --------------------------------------------------------------------------

@@ -87,7 +87,11 @@ class WorkerLink:
         if definition is None:
             self._fail(g, f"the definition {g.definition!r} is not available to the worker")
             return 1
-        agent = rt.load_managed(session)
+        try:
+            agent = rt.load_managed(session)
+        except Exception as exc:
+            self._fail(g, f"the agent could not be loaded: {exc}")
+            return 1
         self.agent = agent
         pane = os.environ.get("TMUX_PANE") if g.placement == "tmux" else None
         me = msgspec.structs.replace(
