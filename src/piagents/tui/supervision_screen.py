@@ -84,9 +84,9 @@ class SupervisionScreen(ModalScreen[str | None]):
     SupervisionScreen TabbedContent { height: 1fr; }
     SupervisionScreen OptionList { height: 1fr; border: none; }
     SupervisionScreen #definition-input { display: none; }
-    SupervisionScreen Horizontal { height: auto; }
-    SupervisionScreen Horizontal > Static { width: 32; padding: 1 1 0 0; }
-    SupervisionScreen Input { width: 24; }
+    SupervisionScreen .setting { height: auto; }
+    SupervisionScreen .setting > .name { width: 32; padding: 1 1 0 0; }
+    SupervisionScreen .setting > Input { width: 24; }
     SupervisionScreen #supervision-message { height: auto; }
     SupervisionScreen #supervision-message.error { color: $error; }
     """
@@ -118,20 +118,20 @@ class SupervisionScreen(ModalScreen[str | None]):
                     yield Input(id="definition-input")
                 with TabPane("Context retirement", id="retirement"):
                     yield Static(RETIREMENT_HINT, classes="hint")
-                    with Horizontal():
-                        yield Static("contextRetirement")
+                    with Horizontal(classes="setting"):
+                        yield Static("contextRetirement", classes="name")
                         yield Switch(agents.context_retirement, id="retirement-switch")
                 with TabPane("Message limits", id="limits"):
                     yield Static(LIMITS_HINT, classes="hint")
-                    with Horizontal():
-                        yield Static("inlineAttachmentLimitBytes")
+                    with Horizontal(classes="setting"):
+                        yield Static("inlineAttachmentLimitBytes", classes="name")
                         yield Input(
                             str(agents.inline_attachment_limit_bytes),
                             type="integer",
                             id="inlineAttachmentLimitBytes",
                         )
-                    with Horizontal():
-                        yield Static("mailboxPayloadLimitBytes")
+                    with Horizontal(classes="setting"):
+                        yield Static("mailboxPayloadLimitBytes", classes="name")
                         yield Input(
                             str(agents.mailbox_payload_limit_bytes),
                             type="integer",
@@ -183,7 +183,7 @@ class SupervisionScreen(ModalScreen[str | None]):
             options.add_option(Option("No managed agents.", disabled=True))
             return
         ids = [a.session_id for a, _ in ordered]
-        options.add_options([Option(row, id=sid) for row, sid in zip(rows, ids, strict=True)])
+        options.add_options([Option(Text(row), id=sid) for row, sid in zip(rows, ids, strict=True)])
         options.highlighted = ids.index(highlighted) if highlighted in ids else 0
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
@@ -214,7 +214,7 @@ class SupervisionScreen(ModalScreen[str | None]):
             trusted = bool(record.get("trusted", True))
             options.add_option(
                 Option(
-                    definition_row(record),
+                    Text(definition_row(record)),
                     id=str(record["name"]) if trusted else None,
                     disabled=not trusted,
                 )
