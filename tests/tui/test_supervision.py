@@ -354,3 +354,19 @@ async def test_lost_and_unknown_agents_are_marked_and_stop_all_reports_what_it_c
             "while it is unknown."
         )
         assert live_labels(app) == ["old-2"]
+
+
+async def test_elapsed_times_tick_once_a_second_from_the_clock(home, work, managed, gate):
+    now = [0]
+    app = lead_app(home, work, managed, clock=lambda: now[0])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(pilot)
+        await delegate(app)
+        await until(pilot, lambda: "generalist-1" in gate.started, what="the agent to work")
+        created = app.runtime.store.generations(root_id=app.root.id)[0].created
+        now[0] = created + 5_000
+        status = app.supervision_status
+        await until(pilot, lambda: "generalist-1  5s  " in "".join(status.lines), what="5s")
+        now[0] = created + 125_000  # no runtime event: only the timer repaints
+        await until(pilot, lambda: "generalist-1  2m05s  " in "".join(status.lines), what="2m")
+        gate.release("generalist-1")

@@ -23,7 +23,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("name", "<name>", "Show or set the session's name"),
     Command("compact", "[instructions]", "Summarise the conversation to free context"),
     Command("tasks", "", "Hide or show the task panel"),
-    Command("agents", "", "List the Agents of this tree and open one"),
+    Command("agents", "", "List the Agents of this tree and open one; a lead manages its own"),
     Command("export", "[file]", "Write the session as JSONL"),
     Command("quit", "", "Quit"),
     Command("help", "", "Show commands and keys"),
