@@ -477,3 +477,67 @@ async def test_a_worker_that_cannot_load_the_model_fails_the_delegation_with_its
         [g] = rt.store.generations(root_id=lead.id)
         assert g.outcome == "failed"
         assert results_for(rt, lead, g.id) == []
+
+
+async def test_a_worker_stopped_by_a_signal_ends_aborted_and_tells_the_owner_once(
+    lead_rt: tuple[piagents.Runtime, Agent], workers: list[int]
+) -> None:
+    rt, lead = lead_rt
+    details = await delegate(lead, "sleep 30", workers)
+    label, request = details["agent"], details["request"]
+    await inspected_running(lead, label, "sleep 30")
+    os.kill(details["startup"]["pid"], signal.SIGTERM)
+    g = await until(lambda: (g := generation(rt, request)).outcome and g)
+    assert g.outcome == "aborted"
+    await until(lambda: [i for i in results_for(rt, lead, request) if i.delivered])
+    assert len(results_for(rt, lead, request)) == 1
+
+
+async def test_continue_starts_a_new_worker_on_the_same_session(
+    lead_rt: tuple[piagents.Runtime, Agent], workers: list[int]
+) -> None:
+    rt, lead = lead_rt
+    first = await delegate(lead, "hello", workers)
+    await until(lambda: generation(rt, first["request"]).outcome)
+    result = await lead.call_tool(
+        "agent", {"action": "continue", "session": first["session"], "task": "again"}
+    )
+    assert not result.is_error, result.text
+    second = result.details
+    workers.append(second["startup"]["pid"])
+    assert second["startup"]["pid"] != first["startup"]["pid"]
+    assert (second["session"], second["agent"]) == (first["session"], first["agent"])
+    g = await until(lambda: (g := generation(rt, second["request"])).outcome and g)
+    assert (g.outcome, g.result) == ("completed", "done: again")
+
+
+def test_the_command_line_runs_managed_agents_in_worker_processes(
+    home: Path, work: Path, workers: list[int]
+) -> None:
+    import subprocess
+    import sys
+
+    from piagents.store.sqlite import SQLiteStore
+
+    command = [sys.executable, "-m", "piagents.cli", "--home", str(home), "--model", MODEL]
+    done = subprocess.run(
+        [*command, "--agent-api", "supervision", "-p", "delegate: sleep 1"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "noted"
+    store = SQLiteStore(home / "store.db")
+    try:
+        [g] = store.generations()
+        assert g.pid is not None
+        workers.append(g.pid)
+        assert (g.placement, g.outcome, g.result) == ("process", "completed", "done: sleep 1")
+        assert g.pane == f"process:{g.pid}"
+        # The lead ran until its managed agent's result reached it, once.
+        results = [i for i in store.inputs(recipient_ids=[g.owner_id]) if g.id in i.text]
+        assert [i.delivered for i in results] == [True]
+    finally:
+        store.close()

@@ -24,7 +24,7 @@ def _since_last_user(call: ModelCall) -> tuple[str, list[str]]:
 
 def route(call: ModelCall) -> str | Reply:
     if "You are the managed agent" not in call.system_prompt:
-        return "noted"
+        return _lead(call)
     text, results = _since_last_user(call)
     if "delegate: " in text and call.tools.count("agent"):
         if not results:
@@ -41,3 +41,12 @@ def route(call: ModelCall) -> str | Reply:
     if ask and results:
         return "the owner said: " + results[-1]
     return "done: " + text
+
+
+def _lead(call: ModelCall) -> str | Reply:
+    """A lead told `delegate: T` delegates T to a generalist once; otherwise it notes."""
+    text, results = _since_last_user(call)
+    if text.startswith("delegate: ") and not results and "agent" in call.tools:
+        args = {"action": "delegate", "definition": "generalist", "task": text[10:]}
+        return Reply(tool_calls=[ToolCall("agent", args)])
+    return "noted"

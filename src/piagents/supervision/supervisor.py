@@ -8,7 +8,10 @@ transaction (`Store.update_generation`), then the message is delivered from
 the store, so a crash between the two loses nothing and repeats nothing.
 
 Placement `inline` runs the managed agent in this runtime, as an owned Agent of
-the lead's tree (it shares the tree's slots).
+the lead's tree (it shares the tree's slots). Placements `process` and `tmux` run
+it in a `pi-agents worker` process of its own (`remote`, `placement`, `worker`):
+the lead reaches it through the store and a poke, and a worker's own agents run
+inline in the worker.
 """
 
 from __future__ import annotations

@@ -52,6 +52,7 @@ class WorkerLink:
         self.generation_id = generation_id
         self.agent: Agent | None = None
         self.wake = asyncio.Event()
+        self.stopping = False  # a signal: end as the runtime closing does (`aborted`)
         self._last_evidence: Any = None
 
     # ---- startup --------------------------------------------------------------------
@@ -129,7 +130,7 @@ class WorkerLink:
         assert agent is not None
         loop = asyncio.get_running_loop()
         next_drain = loop.time() + SAFETY_DRAIN_S
-        while self.generation_id in sup.live or agent.id in self.rt.agents:
+        while (self.generation_id in sup.live or agent.id in self.rt.agents) and not self.stopping:
             self.wake.clear()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(EVIDENCE_INTERVAL_S):
@@ -234,10 +235,16 @@ async def run_worker(home: Path, generation_id: str) -> int:
         link = WorkerLink(runtime, generation_id)
         runtime.supervisor.worker = link
         loop = asyncio.get_running_loop()
-        closing: list[asyncio.Task[None]] = []
-        for sig in (signal.SIGTERM, signal.SIGHUP):
+
+        def stop() -> None:
+            link.stopping = True
+            link.wake.set()
+
+        # Not from the lead (it sends `close`): the user closed the pane, or the system
+        # stops us. The generation ends `aborted` and the owner is told.
+        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, lambda: closing.append(loop.create_task(link.close())))
+                loop.add_signal_handler(sig, stop)
         try:
             return await link.run()
         except Exception:
