@@ -370,3 +370,16 @@ async def test_elapsed_times_tick_once_a_second_from_the_clock(home, work, manag
         now[0] = created + 125_000  # no runtime event: only the timer repaints
         await until(pilot, lambda: "generalist-1  2m05s  " in "".join(status.lines), what="2m")
         gate.release("generalist-1")
+
+
+async def test_definitions_that_cannot_be_discovered_show_the_error(home, work, managed):
+    (home / "agents").mkdir()
+    (home / "agents" / "broken.md").write_text("---\nname: broken\ncolour: red\n---\nBody.\n")
+    app = lead_app(home, work, managed)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await started(pilot)
+        screen = await open_section(pilot, "definitions")
+        assert screen.message_is_error
+        assert "broken.md" in screen.message and "colour" in screen.message
+        options = screen.query_one("#definition-list")
+        assert str(options.get_option_at_index(0).prompt) == "The definitions cannot be read."
