@@ -28,7 +28,12 @@ from piagents.supervision.errors import SupervisionError
 from piagents.supervision.requests import CloseRequest
 from piagents.tui.frames import FrameScheduler
 from piagents.tui.settings_file import SettingsFileError, apply_agents_setting, parse_limit
-from piagents.tui.supervision_rows import definition_row, running_row, tree_order
+from piagents.tui.supervision_rows import (
+    SupervisionSnapshot,
+    definition_row,
+    running_row,
+    tree_order,
+)
 from piagents.tui.supervision_status import Clock, take_supervision_snapshot
 
 DEFINITIONS_HINT = "Enter enables or disables · m sets the model · t sets the thinking level"
@@ -103,6 +108,7 @@ class SupervisionScreen(ModalScreen[str | None]):
         self.message_is_error = False
         self._editing: tuple[str, str] | None = None  # (definition, field)
         self._frames = FrameScheduler(self, self._refresh_running, delay=0.2)  # reads the store
+        self._snapshot = SupervisionSnapshot(lead.id)
 
     def compose(self) -> ComposeResult:
         agents = self.runtime.settings.agents
@@ -147,6 +153,7 @@ class SupervisionScreen(ModalScreen[str | None]):
         self._refresh_definitions()
         self.runtime.supervisor.listeners.append(self._frames.poke)
         self.runtime.coordinator.listeners.append(self._frames.poke)
+        self.set_interval(1.0, self._render_running)
         self.query_one("#running-list").focus()
 
     def on_unmount(self) -> None:
@@ -169,9 +176,14 @@ class SupervisionScreen(ModalScreen[str | None]):
     # ---- Running ------------------------------------------------------------------------
 
     def _refresh_running(self) -> None:
-        snapshot = take_supervision_snapshot(self.runtime, self.lead)
+        self._snapshot = take_supervision_snapshot(self.runtime, self.lead)
+        self._render_running()
+
+    def _render_running(self) -> None:
+        """The rows of the last snapshot at the clock's time (the 1 s timer repaints
+        elapsed times without reading the store)."""
         now = self.clock()
-        ordered = tree_order(snapshot)
+        ordered = tree_order(self._snapshot)
         rows = [running_row(a, depth, now) for a, depth in ordered]
         if rows == self.running and rows:
             return
