@@ -541,3 +541,31 @@ def test_the_command_line_runs_managed_agents_in_worker_processes(
         assert [i.delivered for i in results] == [True]
     finally:
         store.close()
+
+
+async def test_a_worker_that_cannot_be_proven_alive_or_gone_is_unknown_without_actions(
+    home: Path, work: Path, workers: list[int]
+) -> None:
+    import msgspec
+
+    from piagents.store.sqlite import SQLiteStore
+
+    _, details = start_lead(home, work, "sleep 30", workers)
+    lead_id, request, label = details["lead"], details["request"], details["agent"]
+    os.killpg(details["startup"]["pid"], signal.SIGKILL)
+    store = SQLiteStore(home / "store.db")
+    try:
+        g = store.get_generation(request)
+        assert g is not None and g.token is not None
+        # Recorded on another machine: nothing here can tell whether it still runs.
+        assert store.update_generation(msgspec.structs.replace(g, host="another-machine"))
+    finally:
+        store.close()
+    async with piagents.Runtime(home, model=MODEL, settings=_settings()) as rt:
+        lead = await rt.open_root(session=lead_id)
+        record = listed(await call(lead, action="list"), label)
+        assert (record["state"], record["available_actions"]) == ("unknown", [])
+        refused = await lead.call_tool("agent", {"action": "close", "agent": label})
+        assert refused.is_error
+        await asyncio.sleep(0.3)
+        assert results_for(rt, lead, request) == []
