@@ -125,6 +125,43 @@ class PiAgentsApp(App[int]):
         self.runtime.coordinator.listeners.append(self._supervision_frames.poke)
         self.runtime.supervisor.listeners.append(self._supervision_frames.poke)
         self.show_root(root)
+        self._ask_trust(root)
+
+    def _ask_trust(self, root: Agent) -> None:
+        """A lead opened in a project whose own definitions are not trusted yet: ask."""
+        from piagents.supervision.definitions import DefinitionError, discover
+        from piagents.supervision.supervisor import project_dir
+        from piagents.supervision.trust import TrustError, is_trusted, trust
+        from piagents.tui.trust_screen import TrustScreen
+
+        if self.runtime.supervisor.face(root.session.record) != "supervision":
+            return
+        project = project_dir(Path(root.cwd))
+        try:
+            if is_trusted(self.runtime.home, project):
+                return
+            untrusted = discover(self.runtime.home, project, False).untrusted
+        except (TrustError, DefinitionError) as exc:
+            self.transcript.notice(f"Agent definitions: {exc}", error=True)
+            return
+        if not untrusted:
+            return
+
+        def answered(trusted: bool | None) -> None:
+            if not trusted:
+                self.transcript.notice(
+                    f"Project definitions in {project} are not used; `pi-agents trust` "
+                    "trusts the project later."
+                )
+                return
+            try:
+                trust(self.runtime.home, project)
+            except TrustError as exc:
+                self.transcript.notice(f"Could not trust {project}: {exc}", error=True)
+                return
+            self.transcript.notice(f"Trusted {project}: its agent definitions are used.")
+
+        self.push_screen(TrustScreen(project, sorted(untrusted)), callback=answered)
 
     async def _hold_runtime(self) -> None:
         async with self.runtime:
