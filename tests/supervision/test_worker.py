@@ -275,7 +275,7 @@ LEAD_SCRIPT = (
 import asyncio, json, sys
 import piagents
 
-async def main(home, work, task):
+async def main(home, work, task, then="wait"):
     settings = {"pi-agents": {"agentApi": "supervision", "spawnPlacement": "process"}}
     async with piagents.Runtime(home, model="{model}", settings=settings) as rt:
         lead = await rt.open_root(cwd=work)
@@ -283,19 +283,23 @@ async def main(home, work, task):
             "agent", {"action": "delegate", "definition": "generalist", "task": task}
         )
         print(json.dumps({"lead": lead.id, "error": result.is_error, **result.details}), flush=True)
-        await asyncio.sleep(3600)
+        if then == "wait":
+            await asyncio.sleep(3600)
 
 asyncio.run(main(*sys.argv[1:]))
 """
 ).replace("{model}", MODEL)
 
 
-def start_lead(home: Path, work: Path, task: str, workers: list[int]) -> tuple[int, dict[str, Any]]:
-    """A lead in a process of its own that delegates `task` and then waits forever."""
+def start_lead(
+    home: Path, work: Path, task: str, workers: list[int], then: str = "wait"
+) -> tuple[int, dict[str, Any]]:
+    """A lead in a process of its own that delegates `task`, then is killed (-9) while
+    it waits, or (`then="exit"`) closes its runtime and exits."""
     import json
 
     lead = subprocess.Popen(
-        [sys.executable, "-c", LEAD_SCRIPT, str(home), str(work), task],
+        [sys.executable, "-c", LEAD_SCRIPT, str(home), str(work), task, then],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         text=True,
@@ -305,8 +309,9 @@ def start_lead(home: Path, work: Path, task: str, workers: list[int]) -> tuple[i
     details = json.loads(line)
     assert not details["error"], details
     workers.append(details["startup"]["pid"])
-    lead.kill()  # kill -9
-    lead.wait()
+    if then == "wait":
+        lead.kill()  # kill -9
+    assert lead.wait(timeout=20) in (0, -signal.SIGKILL)
     return lead.pid, details
 
 
@@ -569,3 +574,29 @@ async def test_a_worker_that_cannot_be_proven_alive_or_gone_is_unknown_without_a
         assert refused.is_error
         await asyncio.sleep(0.3)
         assert results_for(rt, lead, request) == []
+
+
+async def test_workers_outlive_a_lead_that_exits_and_their_results_wait_for_it(
+    home: Path, work: Path, workers: list[int]
+) -> None:
+    _, details = start_lead(home, work, "sleep 2", workers, then="exit")
+    lead_id, request = details["lead"], details["request"]
+    holder = LeaseHolder(
+        details["startup"]["pid"], details["startup"]["host"], "", details["startup"]["started"]
+    )
+    assert lease.presence(holder) == "alive"
+    from piagents.store.sqlite import SQLiteStore
+
+    store = SQLiteStore(home / "store.db")
+    try:
+        deadline = time.monotonic() + 20
+        while (g := store.get_generation(request)) is None or g.outcome is None:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.05)
+        assert (g.outcome, g.result) == ("completed", "done: sleep 2")
+    finally:
+        store.close()
+    async with piagents.Runtime(home, model=MODEL, settings=_settings()) as rt:
+        lead = await rt.open_root(session=lead_id)
+        await until(lambda: [i for i in results_for(rt, lead, request) if i.delivered])
+        assert len(results_for(rt, lead, request)) == 1

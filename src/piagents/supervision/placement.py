@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import signal
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,11 +43,11 @@ class Spawned:
 
     pid: int
     pane: str | None = None
-    process: asyncio.subprocess.Process | None = None
+    process: subprocess.Popen[bytes] | None = None
 
     def exited(self) -> bool:
         if self.process is not None:
-            return self.process.returncode is not None
+            return self.process.poll() is not None
         return lease.presence(holder_of(self.pid)) == "gone"
 
 
@@ -86,13 +87,11 @@ async def spawn(home: Path, generation_id: str, placement: str) -> Spawned:
     command = worker_command(home, generation_id)
     if placement == "tmux":
         return await _spawn_in_tmux(command, folder)
+    # Not an asyncio subprocess: its transport kills the child when it is collected, and
+    # a worker outlives the lead's event loop (and the lead itself).
     with open(folder / LOG_FILE, "ab") as log:
-        process = await asyncio.create_subprocess_exec(
-            *command,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            start_new_session=True,
+        process = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
         )
     return Spawned(process.pid, None, process)
 
@@ -206,8 +205,6 @@ def last_evidence_ms(home: Path, generation_id: str) -> int | None:
 
 def capture_pane(pane: str) -> tuple[str, bool] | None:
     """The pane's last 80 lines as a terminal shows them, capped at 16 KiB."""
-    import subprocess
-
     try:
         done = subprocess.run(
             ["tmux", "capture-pane", "-p", "-J", "-S", f"-{PANE_LINES}", "-t", pane],
