@@ -600,3 +600,22 @@ async def test_workers_outlive_a_lead_that_exits_and_their_results_wait_for_it(
         lead = await rt.open_root(session=lead_id)
         await until(lambda: [i for i in results_for(rt, lead, request) if i.delivered])
         assert len(results_for(rt, lead, request)) == 1
+
+
+async def test_the_leads_views_hear_when_a_workers_state_changes(
+    lead_rt: tuple[piagents.Runtime, Agent], workers: list[int]
+) -> None:
+    rt, lead = lead_rt
+    heard: list[str] = []
+    result = await lead.call_tool(
+        "agent",
+        {"action": "delegate", "definition": "reviewer", "task": "delegate: ask: anything?"},
+    )
+    details = result.details
+    workers.append(details["startup"]["pid"])
+    request = details["request"]
+    rt.coordinator.listeners.append(lambda: heard.append(generation(rt, request).state))
+    # Blocked on its own scout: nothing is sent to the lead, only a poke.
+    await until(lambda: "blocked" in heard)
+    assert not results_for(rt, lead, request)
+    await call(lead, action="close", agent=details["agent"])

@@ -312,6 +312,7 @@ class Coordinator:
             agent = self.rt.agents.get(stored.recipient_id)
             if agent is not None:
                 self._submit(agent, stored)
+        self.changed()  # a poke may only say that a worker's generation changed state
 
     async def reach(self, recipient: SessionRecord) -> None:
         """Messages wait in the store for `recipient`, which is not loaded here: tell the

@@ -54,6 +54,7 @@ class WorkerLink:
         self.wake = asyncio.Event()
         self.stopping = False  # a signal: end as the runtime closing does (`aborted`)
         self._last_evidence: Any = None
+        self._told_state: str | None = None
 
     # ---- startup --------------------------------------------------------------------
 
@@ -136,10 +137,20 @@ class WorkerLink:
                 async with asyncio.timeout(EVIDENCE_INTERVAL_S):
                     await self.wake.wait()
             self._write_evidence()
+            await self._tell_state()
             if loop.time() >= next_drain and self.generation_id in sup.live:
                 next_drain = loop.time() + SAFETY_DRAIN_S
                 self.rt.coordinator.drain()
             await asyncio.sleep(EVIDENCE_INTERVAL_S / 2)  # throttle: at most ~4 writes/s
+
+    async def _tell_state(self) -> None:
+        """Nudge the lead when the generation's recorded state changed, so its views
+        (list, the status widget) follow without polling."""
+        live = self.rt.supervisor.live.get(self.generation_id)
+        if live is None or live.gen.state == self._told_state:
+            return
+        self._told_state = live.gen.state
+        await remote.poke_holder(self.rt.supervisor, live.gen.owner_id)
 
     # ---- evidence ---------------------------------------------------------------------
 
