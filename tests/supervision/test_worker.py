@@ -619,3 +619,24 @@ async def test_the_leads_views_hear_when_a_workers_state_changes(
     await until(lambda: "blocked" in heard)
     assert not results_for(rt, lead, request)
     await call(lead, action="close", agent=details["agent"])
+
+
+async def test_a_restarted_lead_answers_a_live_workers_question(
+    home: Path, work: Path, workers: list[int]
+) -> None:
+    _, details = start_lead(home, work, "ask: which colour?", workers)
+    lead_id, request, label = details["lead"], details["request"], details["agent"]
+    async with piagents.Runtime(home, model=MODEL, settings=_settings()) as rt:
+        lead = await rt.open_root(session=lead_id)
+        await until(lambda: generation(rt, request).state == "blocked")
+        assignment = [i for i in rt.store.inputs(recipient_ids=[details["session"]])]
+        assert [i.status for i in assignment] == ["outstanding"]  # the worker's, not aborted
+        record = listed(await call(lead, action="list"), label)
+        assert "reply" in record["available_actions"]
+        await call(lead, action="reply", agent=label, message="red")
+        g = await until(lambda: (g := generation(rt, request)).outcome and g)
+        assert g.outcome == "completed"
+        assert g.result is not None and "red" in g.result
+        await until(lambda: [i for i in results_for(rt, lead, request) if "status" in i.text])
+        questions = [i for i in results_for(rt, lead, request) if "which colour?" in i.text]
+        assert len(questions) == 1

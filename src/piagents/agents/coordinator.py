@@ -147,7 +147,10 @@ class Coordinator:
 
     def _settle_leftovers(self, root_id: str, tree: Tree) -> None:
         """Inputs a crashed or closed runtime left open end `aborted` on the next load."""
-        tree_ids = [root_id, *(s.id for s in self.rt.store.list_sessions(root_id=root_id))]
+        store = self.rt.store
+        # Sessions a live worker holds (managed agents in their own processes) are its own.
+        owned = [s.id for s in store.list_sessions(root_id=root_id) if store.lease_of(s.id) is None]
+        tree_ids = [root_id, *owned]
         open_ids = [
             r.id
             for r in self.rt.store.inputs(recipient_ids=tree_ids, outstanding=True, delivered=True)

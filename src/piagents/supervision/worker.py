@@ -215,14 +215,17 @@ class WorkerLink:
         if live is None or self.agent is None:
             return
         live.interrupting = True
+        replacement: InputRecord | None = None
         try:
             await self.agent.loop.abort(self.rt.settings.agents.abort_timeout_ms / 1000)
-            waiting = self.rt.store.inputs(recipient_ids=[self.agent.id], outstanding=True)
-            for stored in waiting:
-                if stored.id == input_id:
-                    self.rt.coordinator.submit_stored(self.agent, stored)
+            recorded = self.rt.store.inputs(recipient_ids=[self.agent.id], delivered=True)
+            replacement = next((i for i in recorded if i.id == input_id), None)
+            if replacement is not None:
+                self.rt.coordinator.submit_stored(self.agent, replacement)
         finally:
             live.interrupting = False
+        if replacement is None:  # nothing to continue with: the assignment ends as it is
+            self.rt.supervisor._check_settled(live)
 
     async def close(self) -> None:
         """Close this generation: its own agents first, then it (`closed`)."""
