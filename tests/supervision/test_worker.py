@@ -640,3 +640,48 @@ async def test_a_restarted_lead_answers_a_live_workers_question(
         await until(lambda: [i for i in results_for(rt, lead, request) if "status" in i.text])
         questions = [i for i in results_for(rt, lead, request) if "which colour?" in i.text]
         assert len(questions) == 1
+
+
+async def test_a_lead_killed_before_its_worker_started_finds_it_lost_and_the_late_worker_exits(
+    home: Path, work: Path, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    from piagents.store.sqlite import SQLiteStore
+
+    slow = tmp_path / "slow"
+    slow.mkdir()
+    (slow / "sitecustomize.py").write_text("import time\ntime.sleep(1.5)\n")
+    paths = os.pathsep.join([str(slow), os.environ["PYTHONPATH"]])
+    lead = subprocess.Popen(  # it and its worker each take 1.5 s more to start
+        [sys.executable, "-c", LEAD_SCRIPT, str(home), str(work), "hello"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        env=dict(os.environ, PYTHONPATH=paths),
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while not list(home.glob("runs/*/worker.log")):  # the worker was started
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.1)
+    finally:
+        lead.kill()
+        lead.wait()
+    store = SQLiteStore(home / "store.db")
+    try:
+        [g] = store.generations()
+    finally:
+        store.close()
+    async with piagents.Runtime(home, model=MODEL, settings=_settings()) as rt:
+        opened = await rt.open_root(session=g.root_id)
+        assert generation(rt, g.id).state == "lost"
+        await asyncio.sleep(3)  # the worker has started by now, and given up
+        g = generation(rt, g.id)
+        assert (g.state, g.outcome) == ("lost", None)
+        assert g.pid == lead.pid  # never replaced by the worker's own record
+        log = next(home.glob("runs/*/worker.log")).read_text()
+        assert "was ended or taken before the worker started" in log
+        lost = results_for(rt, opened, g.id)
+        assert len(lost) == 1 and "lost" in lost[0].text

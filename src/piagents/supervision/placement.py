@@ -44,6 +44,10 @@ class Spawned:
     pid: int
     pane: str | None = None
     process: subprocess.Popen[bytes] | None = None
+    started: str = ""  # its start time, read at once
+
+    def __post_init__(self) -> None:
+        self.started = self.started or lease.process_start_time(self.pid)
 
     def exited(self) -> bool:
         if self.process is not None:

@@ -113,15 +113,12 @@ async def start(
     leave(sup, caller.session.record, g, assignment)
     spawned: placement.Spawned | None = None
     try:
+        # Until the worker records itself (only it writes the generation meanwhile), the
+        # lead's own process is its evidence: a lead killed now leaves it `lost`, and a
+        # worker starting after that finds it no longer `starting` and exits.
         spawned = await placement.spawn(sup.rt.home, g.id, g.placement)
-        holder = placement.holder_of(spawned.pid)
-        # Until the worker records itself, its process is the evidence recovery checks.
-        starting = msgspec.structs.replace(
-            g, pid=spawned.pid, host=holder.host, started=holder.started, token=None
-        )
-        store.update_generation(starting, expect_state="starting")
         timeout = (timeout_ms or DEFAULT_START_TIMEOUT_MS) / 1000
-        return await _wait_started(sup, g.id, spawned, timeout)
+        return await _wait_started(sup, g, spawned, timeout)
     except (placement.PlacementError, OSError, TimeoutError, _WorkerExited) as exc:
         rolled_back = _roll_back(sup, g, spawned)
         raise SupervisionError(
@@ -145,13 +142,13 @@ def _reason(exc: BaseException) -> str:
 
 
 async def _wait_started(
-    sup: Supervisor, generation_id: str, spawned: placement.Spawned, timeout: float
+    sup: Supervisor, recorded: GenerationRecord, spawned: placement.Spawned, timeout: float
 ) -> GenerationRecord:
     async with asyncio.timeout(timeout):
         while True:
-            g = sup.rt.store.get_generation(generation_id)
-            if g is not None and g.token:
-                return g
+            g = sup.rt.store.get_generation(recorded.id)
+            if g is not None and g.token and g.token != recorded.token:
+                return g  # the worker's own record of itself
             if g is not None and g.outcome is not None:
                 raise _WorkerExited(f"the worker could not run it: {g.error or g.outcome}")
             if spawned.exited():
@@ -161,9 +158,13 @@ async def _wait_started(
 
 def _roll_back(sup: Supervisor, g: GenerationRecord, spawned: placement.Spawned | None) -> bool:
     try:
+        current = sup.rt.store.get_generation(g.id) or g
         if spawned is not None:
             placement.kill_group(spawned.pid)
-        current = sup.rt.store.get_generation(g.id) or g
+            holder = placement.holder_of(spawned.pid)
+            current = msgspec.structs.replace(
+                current, pid=spawned.pid, host=holder.host, started=spawned.started, token=None
+            )
         failed = msgspec.structs.replace(
             current,
             state="ended",
