@@ -1,0 +1,52 @@
+"""Whether a lease holder's process is alive, gone, or cannot be told."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+from piagents.store import lease
+from piagents.store.base import LeaseHolder
+
+
+def _holder(pid: int) -> LeaseHolder:
+    return LeaseHolder(pid, socket.gethostname(), "token", lease.process_start_time(pid))
+
+
+def test_a_running_process_is_alive_and_its_start_time_identifies_it() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        holder = _holder(child.pid)
+        assert lease.presence(holder) == "alive"
+        assert lease.is_alive(holder)
+        reused = LeaseHolder(child.pid, holder.host, holder.token, "1")  # another process
+        assert lease.presence(reused) == "gone"
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_an_exited_child_not_yet_reaped_is_gone() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    holder = _holder(child.pid)
+    deadline = time.monotonic() + 10
+    while lease.presence(holder) != "gone":  # a zombie until we wait for it
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    assert not lease.is_alive(holder)
+    assert os.waitpid(child.pid, 0)[0] == child.pid  # it was still there to be reaped
+    child.returncode = 0
+
+
+def test_a_killed_process_is_gone_and_another_machines_is_unknown() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    holder = _holder(child.pid)
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    assert lease.presence(holder) == "gone"
+    elsewhere = LeaseHolder(child.pid, "another-machine", "token", holder.started)
+    assert lease.presence(elsewhere) == "unknown"

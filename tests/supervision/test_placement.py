@@ -1,0 +1,60 @@
+"""Starting, signalling and reading the evidence of worker processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from piagents.store import lease
+from piagents.supervision import placement
+
+
+def test_a_worker_can_load_a_model_by_name_but_not_the_sdks_function_model() -> None:
+    assert placement.loadable_model("faux/routes:answer")
+    assert placement.loadable_model("anthropic/claude-sonnet-4-5")
+    assert not placement.loadable_model("faux/function")
+
+
+def test_the_worker_command_names_the_home_and_the_generation(tmp_path: Path) -> None:
+    command = placement.worker_command(tmp_path, "g1")
+    assert command[:3] == [sys.executable, "-m", "piagents.cli"]
+    assert command[3:] == ["worker", "--home", str(tmp_path), "--generation", "g1"]
+
+
+def test_inspect_evidence_is_replaced_whole_and_read_back(tmp_path: Path) -> None:
+    assert placement.read_inspect(tmp_path, "g1") == {}
+    assert placement.last_evidence_ms(tmp_path, "g1") is None
+    evidence = {"recent_output": "hi", "recent_output_truncated": False, "processes": [[1, "x"]]}
+    placement.write_inspect(tmp_path, "g1", evidence)
+    assert placement.read_inspect(tmp_path, "g1") == evidence
+    assert [p.name for p in placement.run_dir(tmp_path, "g1").iterdir()] == ["inspect.json"]
+    assert placement.last_evidence_ms(tmp_path, "g1") is not None
+    (placement.run_dir(tmp_path, "g1") / "inspect.json").write_text("{broken")
+    assert placement.read_inspect(tmp_path, "g1") == {}
+    assert json.loads(json.dumps(evidence)) == evidence
+
+
+def test_killing_a_worker_kills_the_commands_of_its_process_group() -> None:
+    script = (
+        "import subprocess, sys, time\n"
+        "p = subprocess.Popen(['sleep', '30'])\n"
+        "print(p.pid, flush=True)\n"
+        "time.sleep(30)\n"
+    )
+    worker = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
+    assert worker.stdout is not None
+    sleeper = int(worker.stdout.readline())
+    holder = placement.holder_of(sleeper)
+    placement.kill_group(worker.pid)
+    worker.wait(timeout=5)
+    deadline = time.monotonic() + 5
+    while lease.presence(holder) != "gone":
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    assert os.getpgid(os.getpid()) == os.getpgrp()  # our own group was left alone
