@@ -685,3 +685,23 @@ async def test_a_lead_killed_before_its_worker_started_finds_it_lost_and_the_lat
         assert "was ended or taken before the worker started" in log
         lost = results_for(rt, opened, g.id)
         assert len(lost) == 1 and "lost" in lost[0].text
+
+
+async def test_close_kills_a_worker_that_does_not_stop_within_the_abort_timeout(
+    home: Path, work: Path, workers: list[int]
+) -> None:
+    settings = _settings(abortTimeoutMs=1000)
+    async with piagents.Runtime(home, model=MODEL, settings=settings) as rt:
+        lead = await rt.open_root(cwd=work)
+        details = await delegate(lead, "sleep 30", workers)
+        label, request = details["agent"], details["request"]
+        await inspected_running(lead, label, "sleep 30")
+        os.kill(details["startup"]["pid"], signal.SIGSTOP)  # it can no longer hear anything
+        started = time.monotonic()
+        closed = await call(lead, action="close", agent=label)
+        assert 1 <= time.monotonic() - started < 5
+        assert closed["action"] == "close"
+        g = generation(rt, request)
+        assert g.outcome == "closed"
+        holder = LeaseHolder(g.pid or 0, g.host or "", g.token or "", g.started or "")
+        assert lease.presence(holder) == "gone"
