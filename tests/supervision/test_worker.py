@@ -167,7 +167,11 @@ async def test_interrupt_cancels_the_workers_operation_and_keeps_the_assignment(
     details = await delegate(lead, "sleep 30", workers)
     label, request = details["agent"], details["request"]
     await inspected_running(lead, label, "sleep 30")
-    assert "interrupt" in listed(await call(lead, action="list"), label)["available_actions"]
+    record = listed(await call(lead, action="list"), label)
+    assert record["state"] == "working"
+    assert "interrupt" in record["available_actions"]
+    assert record["tokens"] > 0
+    assert record["pane_id"] == details["startup"]["pane"]
     started = time.monotonic()
     await call(lead, action="interrupt", agent=label, message="answer now")
     g = await until(lambda: (g := generation(rt, request)).outcome and g)

@@ -266,13 +266,15 @@ def inspect(sup: Supervisor, g: GenerationRecord) -> tuple[str, bool, list[tuple
 
 def observe(sup: Supervisor, g: GenerationRecord, has_transcript: bool) -> Observed:
     """What the lead knows of a worker's generation: its recorded state, and its last
-    activity from when the worker last wrote evidence."""
+    activity and context use from the evidence the worker last wrote."""
     written = placement.last_evidence_ms(sup.rt.home, g.id)
+    tokens = placement.read_inspect(sup.rt.home, g.id).get("tokens") if written else None
     return Observed(
         g.state,
         pending_ask=g.state == "blocked" and g.ask_id is not None,
         has_transcript=has_transcript,
         last_activity=max(g.updated, written or 0),
+        tokens=tokens if isinstance(tokens, int) else None,
     )
 
 

@@ -164,6 +164,7 @@ class WorkerLink:
             "recent_output": output,
             "recent_output_truncated": truncated,
             "processes": processes,
+            "tokens": self.agent.session.context_tokens(),
         }
         if evidence == self._last_evidence:
             return
