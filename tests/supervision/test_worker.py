@@ -434,6 +434,7 @@ async def test_tmux_placement_runs_in_a_pane_that_inspect_reads(
         shown = await inspected_running(lead, label, "sleep 30")
         assert shown["pane"] == pane
         assert "$ bash" in shown["recent_output"]
+        assert f"pi-agents worker: {label} (generalist)" in shown["recent_output"]
         # The pane, as the worker echoes it (its evidence file is written differently).
         assert '$ bash {"command": "sleep 30"}' in shown["recent_output"]
         assert shown["recent_output_truncated"] is False

@@ -111,6 +111,7 @@ class WorkerLink:
             return 1
         sup.adopt(me, agent, definition)
         agent.loop.listeners.append(self._echo)
+        self._say(f"pi-agents worker: {me.label} ({me.definition}), session {me.session_id}\n")
         sup.listeners.append(self.wake.set)
         self._write_evidence()
         rt.coordinator.drain()  # the assignment
@@ -186,9 +187,13 @@ class WorkerLink:
             elif isinstance(m, AssistantMessage) and m.text:
                 text = "\n"
         if text:
-            with contextlib.suppress(OSError, ValueError):
-                sys.stdout.write(text)
-                sys.stdout.flush()
+            self._say(text)
+
+    @staticmethod
+    def _say(text: str) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.write(text)
+            sys.stdout.flush()
 
     # ---- controls from the lead ------------------------------------------------------------
 
