@@ -265,7 +265,7 @@ def test_an_unknown_provider_error_lists_the_known_ones() -> None:
 
     message = str(info.value)
     assert 'Unknown provider "nosuch"' in message
-    assert "anthropic, faux, myserver, ollama, openai" in message
+    assert "anthropic, faux, local, myserver, ollama, openai" in message
     assert "settings.json" in message
 
 

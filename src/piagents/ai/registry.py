@@ -1,4 +1,5 @@
-"""Which provider serves a `provider/modelId`: built-ins, settings, and the faux model."""
+"""Which provider serves a `provider/modelId`: built-ins, settings, the embedded local model
+and the faux model; and which model to use when none is named."""
 
 from __future__ import annotations
 
@@ -45,6 +46,28 @@ def default_model_from_env() -> str | None:
     return None
 
 
+def default_model(settings: Settings) -> str | None:
+    """The model to use when none is named: `defaultModel` from settings, else a built-in
+    provider whose key is in the environment, else the embedded `local/smollm2` when it is
+    installed, else None (see `NO_MODEL`)."""
+    if settings.default_model:
+        return settings.default_model
+    from_env = default_model_from_env()
+    if from_env is not None:
+        return from_env
+    from piagents.ai.local import MODEL, is_installed
+
+    return MODEL if is_installed() else None
+
+
+NO_MODEL = (
+    "No model configured. Either set OPENAI_API_KEY or ANTHROPIC_API_KEY; or pass --model "
+    "provider/modelId (for example --model ollama/qwen3:8b for a local Ollama server); or set "
+    "defaultModel in settings.json; or install the small embedded model that runs offline: "
+    "pip install 'pi-agents[local]'."
+)
+
+
 def is_loopback(url: str | None) -> bool:
     """Whether `url` names this machine (`localhost`, 127.0.0.0/8 or ::1)."""
     if not url:
@@ -59,6 +82,23 @@ def is_loopback(url: str | None) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False  # a name such as 127.example.com is not loopback
+
+
+LOCAL = "local"  # the embedded model (piagents.ai.local), unless settings declare a "local"
+
+
+def local_provider(ref: ModelRef) -> Provider:
+    """The embedded model's provider; llama.cpp itself loads only when it first answers."""
+    from piagents.ai.local import INSTALL_HINT, MODEL, MODEL_ID, LocalProvider, is_installed
+
+    if ref.model_id != MODEL_ID:
+        raise ProviderConfigError(
+            f'Unknown local model "{ref.model_id}": the embedded model is {MODEL}. Serve other '
+            "models with Ollama or any OpenAI-compatible server (see providers in settings.json)."
+        )
+    if not is_installed():
+        raise ProviderConfigError(f"{MODEL} is not installed: {INSTALL_HINT}")
+    return LocalProvider()
 
 
 class ProviderRegistry:
@@ -76,6 +116,8 @@ class ProviderRegistry:
         return provider
 
     def _create(self, ref: ModelRef) -> Provider:
+        if ref.provider == LOCAL and LOCAL not in self.settings.providers:
+            return local_provider(ref)
         if ref.provider == "faux":
             if ":" in ref.model_id:
                 try:
@@ -96,7 +138,7 @@ class ProviderRegistry:
         api = configured.api or (builtin.api if builtin else None)
         if api is None:
             if ref.provider not in self.settings.providers:
-                known = ", ".join(sorted({*BUILTINS, *self.settings.providers, "faux"}))
+                known = ", ".join(sorted({*BUILTINS, *self.settings.providers, "faux", LOCAL}))
                 raise ProviderConfigError(
                     f'Unknown provider "{ref.provider}". Known providers: {known}. '
                     'Declare others under "providers" in settings.json.'
