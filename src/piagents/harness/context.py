@@ -40,7 +40,7 @@ def context_entries(entries: Sequence[Entry]) -> list[Entry]:
     """The entries in effect: from the latest compaction's first kept entry on."""
     last = None
     for i in range(len(entries) - 1, -1, -1):
-        if isinstance(entries[i], CompactionEntry):
+        if type(entries[i]) is CompactionEntry:  # exact: runs over every entry of a session
             last = i
             break
     if last is None:

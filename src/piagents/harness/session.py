@@ -53,6 +53,7 @@ class Session:
         entries): token estimates are made only after the last reported usage.
         """
         context: list[Message] = []
+        append = context.append
         open_calls: dict[str, str] = {}
         calls_at = 0
         # Exact type tests (the records are never subclassed): this runs once per entry.
@@ -61,8 +62,8 @@ class Session:
             if type(e) is MessageEntry:
                 m = e.message
                 if type(m) is ToolResultMessage:
-                    if open_calls.pop(m.tool_call_id, None) is not None:
-                        context.append(m)
+                    if open_calls and open_calls.pop(m.tool_call_id, None) is not None:
+                        append(m)
                     continue
                 if type(m) is AssistantMessage and m.stop_reason in DROPPED:
                     continue
@@ -73,10 +74,12 @@ class Session:
             if open_calls:
                 context.extend(missing_results(open_calls, calls_at))
                 open_calls = {}
-            context.append(m)
+            append(m)
             if type(m) is AssistantMessage:
-                open_calls = {c.id: c.name for c in m.content if type(c) is ToolCall}
-                calls_at = m.timestamp
+                for c in m.content:
+                    if type(c) is ToolCall:
+                        open_calls[c.id] = c.name
+                        calls_at = m.timestamp
         self._context = context
         self._open_calls = open_calls
         self._calls_at = calls_at
@@ -85,9 +88,11 @@ class Session:
         start = 0
         for i in range(len(context) - 1, -1, -1):
             m = context[i]
-            if isinstance(m, AssistantMessage) and m.usage.total_tokens > 0:
-                self._usage_tokens, start = m.usage.total_tokens, i + 1
-                break
+            if type(m) is AssistantMessage:
+                u = m.usage
+                if u.input or u.output or u.cache_read or u.cache_write:
+                    self._usage_tokens, start = u.total_tokens, i + 1
+                    break
         self._unestimated = context[start:]  # ... and those not estimated yet (done when asked)
 
     def _push(self, m: Message) -> None:
