@@ -544,11 +544,16 @@ def test_the_command_line_runs_managed_agents_in_worker_processes(
         [g] = store.generations()
         assert g.pid is not None
         workers.append(g.pid)
+        deadline = time.monotonic() + 20
+        while (g := store.get_generation(g.id)) is not None and g.outcome is None:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert g is not None
         assert (g.placement, g.outcome, g.result) == ("process", "completed", "done: sleep 1")
         assert g.pane == f"process:{g.pid}"
-        # The lead ran until its managed agent's result reached it, once.
+        # One result for the lead: taken if it was still running, else waiting for it.
         results = [i for i in store.inputs(recipient_ids=[g.owner_id]) if g.id in i.text]
-        assert [i.delivered for i in results] == [True]
+        assert len(results) == 1
     finally:
         store.close()
 
