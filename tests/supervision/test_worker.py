@@ -715,3 +715,18 @@ async def test_close_kills_a_worker_that_does_not_stop_within_the_abort_timeout(
         assert g.outcome == "closed"
         holder = LeaseHolder(g.pid or 0, g.host or "", g.token or "", g.started or "")
         assert lease.presence(holder) == "gone"
+
+
+async def test_a_users_message_to_a_worker_run_agent_reaches_the_worker_not_a_second_copy(
+    lead_rt: tuple[piagents.Runtime, Agent], workers: list[int]
+) -> None:
+    rt, lead = lead_rt
+    details = await delegate(lead, "sleep 1.5", workers)
+    await inspected_running(lead, details["agent"], "sleep 1.5")
+    record = rt.store.get_session(details["session"])
+    assert record is not None
+    accepted = await rt.coordinator.deliver(None, record, "from the user", "steer")
+    assert accepted.record.delivered is False
+    assert details["session"] not in rt.agents  # never loaded here
+    g = await until(lambda: (g := generation(rt, details["request"])).outcome and g)
+    assert (g.outcome, g.result) == ("completed", "done: from the user")

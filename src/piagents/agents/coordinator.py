@@ -268,6 +268,11 @@ class Coordinator:
             return self.accept(sender, agent, text, delivery)
         reader = sender.session.record if sender is not None else recipient
         if not recipient.is_root:
+            worker = self.rt.store.lease_of(recipient.id)
+            if worker is not None and (
+                self.rt.holder is None or worker.token != self.rt.holder.token
+            ):
+                return await self._post_to_worker(sender, recipient, text, delivery, worker.token)
             return self.accept(sender, await self.rt.wake(recipient), text, delivery)
         holder = self.rt.store.lease_of(recipient.id)
         if holder is None and delivery == "write":
@@ -303,6 +308,31 @@ class Coordinator:
         poked = holder is not None and await poke(holder.token)
         if serve or (not poked and self.rt.store.lease_of(recipient.id) is None):
             self.rt.serve_in_background(recipient.id)
+        return Accepted(stored, False, None)
+
+    async def _post_to_worker(
+        self,
+        sender: Agent | None,
+        recipient: SessionRecord,
+        text: str,
+        delivery: str,
+        token: str,
+    ) -> Accepted:
+        """An owned Agent another process runs (a managed agent's worker): leave the
+        message in the store for it and say so; it is never loaded twice."""
+        sender_rec = sender.session.record if sender is not None else None
+        kind = "write" if delivery == "write" else "input"
+        stored = self._record_input(
+            self.root_of(recipient),
+            recipient,
+            sender_rec,
+            kind,
+            delivery,
+            text,
+            False,
+            delivered=False,
+        )
+        await poke(token)
         return Accepted(stored, False, None)
 
     def drain(self) -> None:
