@@ -39,6 +39,7 @@ async def run_interactive(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         raise cli.CliError(str(exc), cli.EXIT_USAGE) from exc
+    runtime.default_placement = "process"  # as for -p: managed agents get processes of their own
 
     async def open_root(rt: Runtime) -> Agent:
         try:
