@@ -171,6 +171,26 @@ async def test_a_failed_start_is_rolled_back_and_reported_as_such(rt, lead, tmp_
     assert rt.store.generations(root_id=lead.id, live=True) == []
 
 
+async def test_a_start_whose_rollback_fails_says_so(rt, lead, monkeypatch):
+    from piagents.store.base import StoreError
+
+    agents_dir = rt.home / "agents"
+    agents_dir.mkdir()
+    (agents_dir / "broken.md").write_text(
+        "---\nname: broken\ndescription: d\nmodel: nosuch/model\n---\nBody.\n"
+    )
+
+    def refuse(*args, **kwargs):
+        raise StoreError("the disk is full")
+
+    monkeypatch.setattr(rt.store, "update_generation", refuse)
+    res = await agent(lead, action="delegate", definition="broken", task="x")
+    err = res.details["error"]
+    assert (err["category"], err["rollbackOccurred"]) == ("rollback_failure", False)
+    assert err["operation"] == "delegate"
+    assert "could not be started" in err["message"]
+
+
 # ---- ask_owner, reply, continue ------------------------------------------------------------
 
 
