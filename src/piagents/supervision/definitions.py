@@ -26,7 +26,6 @@ import functools
 import json
 import os
 import re
-import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -37,6 +36,7 @@ from typing import Any, Literal, TypeAlias, TypeVar
 import yaml
 
 from piagents.ai.models import THINKING_LEVELS, ModelRef, ThinkingLevel
+from piagents.atomic_file import write_atomically
 
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 """A definition name: a lower-case letter, then up to 31 of `a-z 0-9 _ -`."""
@@ -531,7 +531,7 @@ def write_global_override(
         )
     if written.name != definition.name:
         raise DefinitionError([f"{target}: `name`: the file now defines {written.name!r}"])
-    _write_atomically(target, text)
+    write_atomically(target, text)
     return written
 
 
@@ -607,17 +607,3 @@ def _value(value: object) -> str:
     if value is None or isinstance(value, str | bool):
         return _scalar(value)
     return json.dumps(value, default=str, ensure_ascii=False)  # JSON is YAML
-
-
-def _write_atomically(target: Path, text: str) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from piagents.atomic_file import write_atomically
 from piagents.store import lease
 from piagents.store.base import LeaseHolder
 from piagents.store.records import GenerationRecord
@@ -184,11 +185,8 @@ async def wait_gone(g: GenerationRecord, timeout: float) -> bool:
 
 def write_inspect(home: Path, generation_id: str, evidence: dict[str, Any]) -> None:
     """Replace the run's inspect evidence in one step (readers never see half a file)."""
-    folder = run_dir(home, generation_id)
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / f".{INSPECT_FILE}.{os.getpid()}"
-    tmp.write_text(json.dumps(evidence), encoding="utf-8")
-    os.replace(tmp, folder / INSPECT_FILE)
+    target = run_dir(home, generation_id) / INSPECT_FILE
+    write_atomically(target, json.dumps(evidence), durable=False)
 
 
 def read_inspect(home: Path, generation_id: str) -> dict[str, Any]:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
+
+from piagents.atomic_file import write_atomically
 
 TRUST_FILE = "trusted-projects.json"
 _VERSION = 1
@@ -91,13 +92,4 @@ def _write(home: Path, projects: tuple[str, ...]) -> None:
     home.mkdir(parents=True, exist_ok=True)
     target = trust_file(home)
     text = json.dumps({"version": _VERSION, "projects": list(projects)}, indent=2) + "\n"
-    fd, temp = tempfile.mkstemp(dir=home, prefix=f".{TRUST_FILE}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    write_atomically(target, text)

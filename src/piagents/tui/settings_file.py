@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from piagents.atomic_file import write_atomically
 from piagents.config import MESSAGE_LIMIT_RANGE
 from piagents.runtime import Runtime
 
@@ -93,7 +92,7 @@ def write_agents_setting(home: Path, key: str, value: object) -> Path:
     raw[SECTION] = {**section, key: value}
     text = json.dumps(raw, indent=2, ensure_ascii=False) + "\n"
     try:
-        _write_atomically(path, text)
+        write_atomically(path, text)
     except OSError as exc:
         raise SettingsFileError(f"{path}: cannot be written ({exc.strerror or exc})") from exc
     return path
@@ -106,17 +105,3 @@ def apply_agents_setting(runtime: Runtime, key: str, value: object) -> None:
     changes: dict[str, Any] = {FIELDS[key]: value}
     agents = dataclasses.replace(settings.agents, **changes)
     runtime.settings = dataclasses.replace(settings, agents=agents)
-
-
-def _write_atomically(target: Path, text: str) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
