@@ -800,6 +800,14 @@ class Supervisor:
             )
         return g
 
+    def _controlled(self, caller: Agent, label: str, action: str) -> GenerationRecord:
+        """The caller may supervise, owns `label` directly, and may use `action` on it now:
+        checked afresh for every operation, just before it acts."""
+        self.controller(caller, action)
+        g = self._target(caller, label, action)
+        self._allowed(g, action)
+        return g
+
     def _allowed(self, g: GenerationRecord, action: str) -> Observed:
         observed = self.observe(g)
         if action not in available_actions(observed, direct=True):
@@ -827,9 +835,7 @@ class Supervisor:
         return live
 
     def steer(self, caller: Agent, req: SteerRequest) -> ToolResult:
-        self.controller(caller, "steer")
-        g = self._target(caller, req.agent, "steer")
-        self._allowed(g, "steer")
+        g = self._controlled(caller, req.agent, "steer")
         message = self._compose(caller, req.message, req.files, "steer")
         if self._runs_elsewhere(g):
             remote.steer(self, caller, g, message.text)
@@ -840,18 +846,11 @@ class Supervisor:
             )
         return ToolResult(
             texts.steered(g.label),
-            {
-                "action": "steer",
-                "agent": g.label,
-                "request": g.id,
-                "attachments": attachment_details(message.attachments),
-            },
+            _delivered("steer", g, message),
         )
 
     async def interrupt(self, caller: Agent, req: InterruptRequest) -> ToolResult:
-        self.controller(caller, "interrupt")
-        g = self._target(caller, req.agent, "interrupt")
-        self._allowed(g, "interrupt")
+        g = self._controlled(caller, req.agent, "interrupt")
         message = self._compose(caller, req.message, req.files, "interrupt")
         if self._runs_elsewhere(g):
             remote.interrupt(self, caller, g, message.text)
@@ -867,18 +866,11 @@ class Supervisor:
                 live.interrupting = False
         return ToolResult(
             texts.interrupted(g.label),
-            {
-                "action": "interrupt",
-                "agent": g.label,
-                "request": g.id,
-                "attachments": attachment_details(message.attachments),
-            },
+            _delivered("interrupt", g, message),
         )
 
     def reply(self, caller: Agent, req: ReplyRequest) -> ToolResult:
-        self.controller(caller, "reply")
-        g = self._target(caller, req.agent, "reply")
-        self._allowed(g, "reply")
+        g = self._controlled(caller, req.agent, "reply")
         elsewhere = self._runs_elsewhere(g)
         live = None if elsewhere else self._live_of(g, "reply")
         message = self._compose(caller, req.message, req.files, "reply")
@@ -908,9 +900,7 @@ class Supervisor:
         )
 
     async def close(self, caller: Agent, req: CloseRequest) -> ToolResult:
-        self.controller(caller, "close")
-        g = self._target(caller, req.agent, "close")
-        self._allowed(g, "close")
+        g = self._controlled(caller, req.agent, "close")
         cascaded: list[str] = []
         abandoned = await self._close(g, cascaded)
         return ToolResult(
@@ -964,9 +954,7 @@ class Supervisor:
     # ---- inspect and transcript -----------------------------------------------------------
 
     def inspect(self, caller: Agent, req: InspectRequest) -> ToolResult:
-        self.controller(caller, "inspect")
-        g = self._target(caller, req.agent, "inspect")
-        self._allowed(g, "inspect")
+        g = self._controlled(caller, req.agent, "inspect")
         if self._runs_elsewhere(g):
             output, truncated, found = remote.inspect(self, g)
         else:
@@ -996,9 +984,7 @@ class Supervisor:
         )
 
     def transcript(self, caller: Agent, req: TranscriptRequest) -> ToolResult:
-        self.controller(caller, "transcript")
-        g = self._target(caller, req.agent, "transcript")
-        self._allowed(g, "transcript")
+        g = self._controlled(caller, req.agent, "transcript")
         agent = self.rt.agents.get(g.session_id)
         entries = (
             agent.session.entries if agent is not None else self.rt.store.entries(g.session_id)
@@ -1129,6 +1115,15 @@ class Supervisor:
         for listener in list(self.listeners):
             listener()
         self.rt.coordinator.changed()
+
+
+def _delivered(action: str, g: GenerationRecord, message: ComposedMessage) -> dict[str, Any]:
+    return {
+        "action": action,
+        "agent": g.label,
+        "request": g.id,
+        "attachments": attachment_details(message.attachments),
+    }
 
 
 def project_dir(cwd: Path) -> Path:
