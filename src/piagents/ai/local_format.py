@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from piagents.ai._sdk import ContentBuilder
@@ -42,18 +42,24 @@ TAG_OPEN, TAG_CLOSE = "<tool_call>", "</tool_call>"
 CALL_OPEN, CALL_CLOSE = f"{TAG_OPEN}[", f"]{TAG_CLOSE}"
 NO_CALLS = f"{CALL_OPEN}{CALL_CLOSE}\n"
 # Where a prose answer ends: the model starting another protocol block or turn.
-TEXT_STOPS = ("<tool_call>", "<tool_response>", "<|im_start|>", "<|im_end|>")
+TEXT_STOPS = ("<tool_call>", "<tool_response>", "</tool_response>", "</agent-", "<|im_start|>")
 
 
 # ---- the prompt -----------------------------------------------------------------
 
 
 def system_message(system_prompt: str, tools: Sequence[ToolSpec]) -> str:
-    """The tools and the reply format, then the agent's own system prompt."""
+    """The tools and the reply format, then the agent's own system prompt without the time of
+    day: Agents started seconds apart then share one prompt up to their own conversation, and
+    the model's cache holds it (the worked examples after it are ~700 tokens)."""
     parts = [tools_block(tools)] if tools else []
     if system_prompt:
-        parts.append(system_prompt)
+        parts.append(_CLOCK.sub(r"\1", system_prompt))
     return "\n\n".join(parts)
+
+
+# "Current date and time: Monday, January 5, 2026, 14:03:09 CET" (harness/system_prompt.py)
+_CLOCK = re.compile(r"(Current date and time: [^\n]*?\d{4}), \d{1,2}:\d{2}:\d{2}[^\n]*")
 
 
 def tools_block(tools: Sequence[ToolSpec]) -> str:
@@ -115,7 +121,10 @@ def examples(tools: Sequence[ToolSpec]) -> list[Message]:
     """Worked turns shown before the conversation: questions answered in prose and, when the
     `agent` tool is offered, Agents spawned and waited for in one reply, then reported."""
     delegates = any(t.name == "agent" for t in tools)
-    out: list[Message] = []
+    # The order was measured: the model leans towards whatever example came last. With a
+    # question first and last and the delegations between, a root asked to delegate calls
+    # the tool (p ~0.9) and an Agent asked a question answers it (p ~0.97).
+    out = _question("What is two plus two?", "Two plus two is four.", "77aa88bb")
     if delegates:
         out += _delegation(
             [
@@ -123,8 +132,6 @@ def examples(tools: Sequence[ToolSpec]) -> list[Message]:
                 ("owl", "Name a colour", "Blue.", "4e5f6a7b"),
             ]
         )
-    out += _question("What is two plus two?", "Two plus two is four.", "77aa88bb")
-    if delegates:
         out += _delegation(
             [
                 ("ant", "Name a planet", "Mars.", "1b2c3d4e"),
@@ -302,3 +309,44 @@ class AnswerReader:
             self.model.provider,
             self.model.model_id,
         )
+
+
+class ProseFilter:
+    """Passes prose on, holding back what might begin a protocol marker (the model opening
+    another block or turn), and ends the answer at one."""
+
+    def __init__(self, emit: Callable[[str], None]) -> None:
+        self._emit = emit
+        self._held = ""
+        self._ended = False
+
+    def feed(self, piece: str) -> None:
+        if self._ended:
+            return
+        held = self._held + piece
+        cut = min((i for i in (held.find(m) for m in TEXT_STOPS) if i >= 0), default=-1)
+        if cut >= 0:
+            self._held, self._ended = "", True
+            if held[:cut]:
+                self._emit(held[:cut])
+            return
+        keep = max((overlap(held, m) for m in TEXT_STOPS), default=0)
+        ready, self._held = held[: len(held) - keep], held[len(held) - keep :]
+        if ready:
+            self._emit(ready)
+
+    def ended(self) -> bool:
+        return self._ended
+
+    def flush(self) -> None:
+        if self._held and not self._ended:
+            self._emit(self._held)
+        self._held = ""
+
+
+def overlap(text: str, marker: str) -> int:
+    """The length of the longest end of `text` that begins `marker`."""
+    for size in range(min(len(text), len(marker) - 1), 0, -1):
+        if marker.startswith(text[-size:]):
+            return size
+    return 0

@@ -1,0 +1,198 @@
+"""The embedded model's prompt, reply protocol and answer reading (no model needed)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from piagents.agents import texts
+from piagents.agents.tool import parameters as agent_parameters
+from piagents.ai.events import TextDelta, ToolCallDelta
+from piagents.ai.local_format import (
+    NO_CALLS,
+    AnswerReader,
+    ProseFilter,
+    assistant_text,
+    chatml,
+    examples,
+    overlap,
+    parse_calls,
+    signature,
+    system_message,
+    tools_block,
+)
+from piagents.ai.messages import (
+    AssistantMessage,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from piagents.ai.models import ModelRef
+from piagents.ai.provider import ToolSpec
+
+AGENT = ToolSpec("agent", "Create, message, and coordinate Agents. More.", agent_parameters())
+READ = ToolSpec(
+    "read",
+    "Read the contents of a file. Long text.",
+    {
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "limit": {"type": "integer"}},
+        "required": ["path"],
+    },
+)
+
+
+def test_a_tool_is_shown_as_a_signature_with_required_parameters_first() -> None:
+    assert signature(READ) == "read(path: string, limit?: integer)"
+    assert signature(AGENT).startswith("agent(action: spawn|send|wait|list|abort, name?: string")
+    assert "target?: string or list of string" in signature(AGENT)
+
+
+def test_the_tools_block_lists_each_tool_with_its_first_sentence_and_the_reply_format() -> None:
+    block = tools_block([READ, AGENT])
+
+    assert "- read(path: string, limit?: integer): Read the contents of a file.\n" in block
+    assert "Long text" not in block
+    assert '<tool_call>[\n{"name": "read", "arguments": {"path": "..."}}\n]</tool_call>' in block
+    assert "reply with <tool_call>[]</tool_call> and then your answer in plain text" in block
+
+
+def test_the_system_message_puts_the_tools_before_the_agents_system_prompt() -> None:
+    message = system_message("You are terse.", [READ])
+
+    assert message.startswith("You can call these tools:")
+    assert message.endswith("\n\nYou are terse.")
+    assert system_message("You are terse.", []) == "You are terse."
+
+
+def test_a_conversation_renders_in_chatml_with_calls_and_results_in_the_models_protocol() -> None:
+    history = [
+        UserMessage.of("list it"),
+        AssistantMessage(
+            (ToolCall("read", {"path": "a"}, "c1"), ToolCall("read", {"path": "b"}, "c2"))
+        ),
+        ToolResultMessage("c1", "read", (TextContent("A"),)),
+        ToolResultMessage("c2", "read", (TextContent("B"),)),
+        AssistantMessage((TextContent("done"),)),
+    ]
+
+    assert chatml("sys", history) == (
+        "<|im_start|>system\nsys<|im_end|>\n"
+        "<|im_start|>user\nlist it<|im_end|>\n"
+        "<|im_start|>assistant\n<tool_call>[\n"
+        '{"name": "read", "arguments": {"path": "a"}},\n'
+        '{"name": "read", "arguments": {"path": "b"}}\n'
+        "]</tool_call><|im_end|>\n"
+        "<|im_start|>user\n<tool_response>\nA\n</tool_response>\n"
+        "<tool_response>\nB\n</tool_response><|im_end|>\n"
+        "<|im_start|>assistant\n<tool_call>[]</tool_call>\ndone<|im_end|>\n"
+        "<|im_start|>assistant\n"
+    )
+
+
+def test_a_reply_with_text_and_calls_keeps_both() -> None:
+    reply = AssistantMessage((TextContent("first"), ToolCall("read", {"path": "a"}, "c1")))
+
+    assert assistant_text(reply) == (
+        '<tool_call>[\n{"name": "read", "arguments": {"path": "a"}}\n]</tool_call>\nfirst'
+    )
+
+
+def test_the_examples_show_exactly_the_texts_the_agent_tool_returns() -> None:
+    shown = chatml("", examples([AGENT]))
+
+    started = texts.spawned(texts.Shown("fox", "0a1b2c3d"), None)
+    result = texts.agent_result(texts.Shown("fox", "0a1b2c3d"), "completed", "Hat.")
+    assert f"<tool_response>\n{started}\n</tool_response>" in shown
+    assert result in shown
+    assert '{"name": "agent", "arguments": {"action": "wait"}}\n]</tool_call>' in shown
+
+
+def test_the_examples_spawn_only_when_the_agent_tool_is_offered() -> None:
+    assert "spawn" not in chatml("", examples([READ]))
+    assert NO_CALLS + "Two plus two is four." in chatml("", examples([READ]))
+
+
+def test_a_complete_block_parses_into_its_calls() -> None:
+    block = (
+        "<tool_call>[\n"
+        '{"name": "agent", "arguments": {"action": "spawn", "name": "a", "message": "m"}},\n'
+        '{"name": "agent", "arguments": {"action": "wait"}}\n'
+        "]</tool_call>"
+    )
+
+    assert parse_calls(block) == [
+        ("agent", {"action": "spawn", "name": "a", "message": "m"}),
+        ("agent", {"action": "wait"}),
+    ]
+    assert parse_calls("<tool_call>[]</tool_call>") == []
+
+
+@pytest.mark.parametrize(
+    "block",
+    ["", "<tool_call>[\n", '<tool_call>[\n{"name": "agent", "arguments": {"act', "plain text"],
+)
+def test_a_block_cut_short_gives_no_calls(block: str) -> None:
+    assert parse_calls(block) is None
+
+
+def test_the_reader_turns_a_block_into_tool_call_events_and_a_tool_use_message() -> None:
+    reader = AnswerReader(ModelRef("local", "smollm2"))
+    block = '<tool_call>[\n{"name": "read", "arguments": {"path": "a.txt"}}\n]</tool_call>'
+
+    events = list(reader.calls(block))
+    message = reader.message(100, 20, ran_out=False)
+
+    assert [type(e) for e in events] == [ToolCallDelta, ToolCallDelta]
+    assert json.loads("".join(e.args_fragment for e in events if isinstance(e, ToolCallDelta))) == {
+        "path": "a.txt"
+    }
+    assert message.stop_reason == "toolUse"
+    assert [(c.name, c.args) for c in message.tool_calls] == [("read", {"path": "a.txt"})]
+    assert message.tool_calls[0].id.startswith("call_")
+    assert (message.usage.input, message.usage.output) == (100, 20)
+    assert (message.provider, message.model) == ("local", "smollm2")
+
+
+def test_the_reader_streams_prose_and_reports_running_out_as_length() -> None:
+    reader = AnswerReader(ModelRef("local", "smollm2"))
+
+    events = [reader.text("Par"), reader.text("is.")]
+
+    assert events == [TextDelta("Par"), TextDelta("is.")]
+    assert reader.message(10, 2, ran_out=False).text == "Paris."
+    assert reader.message(10, 2, ran_out=True).stop_reason == "length"
+
+
+def test_prose_is_held_back_only_while_it_might_start_a_protocol_marker() -> None:
+    out: list[str] = []
+    prose = ProseFilter(out.append)
+
+    prose.feed("Hello <")
+    assert out == ["Hello "]
+    prose.feed("b>world")
+    assert out == ["Hello ", "<b>world"]
+    prose.feed(" end.<tool_")
+    prose.feed("response>\nnoise")
+    prose.flush()
+
+    assert "".join(out) == "Hello <b>world end."
+    assert prose.ended()
+
+
+def test_prose_that_ends_the_answer_is_flushed_whole() -> None:
+    out: list[str] = []
+    prose = ProseFilter(out.append)
+
+    prose.feed("a <|im")
+    prose.flush()
+
+    assert "".join(out) == "a <|im"
+
+
+def test_overlap_is_the_longest_end_that_starts_the_marker() -> None:
+    assert overlap("abc<tool_c", "<tool_call>") == len("<tool_c")
+    assert overlap("abc", "<tool_call>") == 0
+    assert overlap("<tool_call", "<tool_call>") == len("<tool_call")
