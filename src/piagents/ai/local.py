@@ -11,6 +11,7 @@ requests arrive. Cancelling the consuming task stops the generation within a tok
 from __future__ import annotations
 
 import asyncio
+import atexit
 import codecs
 import importlib.resources
 import importlib.util
@@ -287,8 +288,17 @@ def load_model(resource: Traversable | None = None) -> LocalModel:
             # A file inside a zipped install is copied out for as long as it takes to load.
             with importlib.resources.as_file(resource) as path:
                 model = LocalModel.load(str(path))
+            if not _models:
+                # Freed before interpreter teardown: llama.cpp's own finaliser fails after it.
+                atexit.register(_close_models)
             _models[key] = model
         return model
+
+
+def _close_models() -> None:
+    for model in _models.values():
+        model.llama.close()
+    _models.clear()
 
 
 # ---- the provider ----------------------------------------------------------------
