@@ -137,19 +137,24 @@ def examples(tools: Sequence[ToolSpec]) -> list[Message]:
                 ("ant", "Name a planet", "Mars.", "1b2c3d4e"),
                 ("bee", "Name a fruit", "Apple.", "5f6a7b8c"),
                 ("cat", "Name a month", "May.", "9d0e1f2a"),
-            ]
+            ],
+            finished=[1, 0, 2],  # results come back as Agents finish, not as they started
         )
     out += _question("Write one sentence about rain.", "Rain taps softly on the roof.", "3c4d5e6f")
     return out
 
 
-def _delegation(agents: list[tuple[str, str, str, str]]) -> list[Message]:
+def _delegation(
+    agents: list[tuple[str, str, str, str]], finished: list[int] | None = None
+) -> list[Message]:
     """One request to ask Agents (name, message, answer, short ID) in parallel, and the reply
-    pattern that serves it: spawn each and wait in one reply, then report.
+    pattern that serves it: spawn each and wait in one reply, then report each answer on a
+    line of its own, in the order `wait` returned them (`finished`, indexes into `agents`).
 
     The tool texts copy the `agent` tool's own (piagents.agents.texts; a test keeps them
     equal): the model must see here exactly what it will see for real.
     """
+    done = [agents[i] for i in finished] if finished else agents
     count = {2: "two", 3: "three"}[len(agents)]
     asks = ", ".join(f"one named {name} with the message '{msg}'" for name, msg, _, _ in agents)
     request = (
@@ -170,11 +175,11 @@ def _delegation(agents: list[tuple[str, str, str, str]]) -> list[Message]:
             "\n\n".join(
                 f'<agent-result name="{name}" id="{id_}" status="completed">\n{said}\n'
                 "</agent-result>"
-                for name, _, said, id_ in agents
+                for name, _, said, id_ in done
             ),
         )
     )
-    answer = " ".join(f"{name} said: {said}" for name, _, said, _ in agents)
+    answer = "\n".join(f"- {name}: {said}" for name, _, said, _ in done)
     return [
         UserMessage.of(request),
         AssistantMessage(tuple(calls), "toolUse"),
