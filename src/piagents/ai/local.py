@@ -77,28 +77,38 @@ class Sampling:
 # ---- one loaded model ------------------------------------------------------------
 
 
-class _TurnLock:
-    """First come, first served; a waiter whose request is cancelled leaves the queue."""
+class _Turns:
+    """Generations take turns on the model in the order their requests were made.
+
+    A request takes its place on the event loop, as it is made, so owned Agents spawned in
+    one reply are served in the order they were spawned; its worker thread then waits for
+    that turn. A cancelled request leaves the queue.
+    """
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._queue: list[object] = []
 
-    def acquire(self, stop: threading.Event) -> bool:
-        me = object()
+    def enqueue(self) -> object:
+        ticket = object()
         with self._cond:
-            self._queue.append(me)
-            while self._queue[0] is not me:
+            self._queue.append(ticket)
+        return ticket
+
+    def wait(self, ticket: object, stop: threading.Event) -> bool:
+        """Block until it is `ticket`'s turn (True), or until `stop` is set (False: the
+        ticket has left the queue)."""
+        with self._cond:
+            while self._queue[0] is not ticket:
                 if stop.is_set():
-                    self._queue.remove(me)
-                    self._cond.notify_all()
+                    self.release(ticket)
                     return False
                 self._cond.wait(0.05)
             return True
 
-    def release(self) -> None:
+    def release(self, ticket: object) -> None:
         with self._cond:
-            self._queue.pop(0)
+            self._queue.remove(ticket)
             self._cond.notify_all()
 
     @property
@@ -107,8 +117,12 @@ class _TurnLock:
             return bool(self._queue)
 
 
+_TURNS = _Turns()  # one model per process, so one queue
+
+
 @dataclass(frozen=True, slots=True)
 class _Job:
+    ticket: object  # its place in _TURNS
     prompt: str
     grammar: str  # of the opening block (local_format.calls_grammar)
     max_tokens: int
@@ -137,7 +151,6 @@ class LocalModel:
     def __init__(self, llama: Any) -> None:
         self.llama = llama
         self.context_window: int = llama.n_ctx()
-        self._lock = _TurnLock()
         self._end_tokens = {llama.token_eos(), *self._special("<|im_end|>", "<|endoftext|>")}
 
     @classmethod
@@ -165,23 +178,15 @@ class LocalModel:
     @property
     def busy(self) -> bool:
         """Whether a generation holds the model or waits for it."""
-        return self._lock.taken
+        return _TURNS.taken
 
     def tokenize(self, text: str) -> list[int]:
         tokens: list[int] = self.llama.tokenize(text.encode(), add_bos=False, special=True)
         return tokens
 
-    def run(self, job: _Job) -> _Outcome:
-        """Generate one answer (blocking): the opening block, then, after `[]`, the prose,
-        passed to `job.emit` piece by piece."""
-        if not self._lock.acquire(job.stop):
-            return _Outcome("", 0, 0, False)
-        try:
-            return self._answer(job)
-        finally:
-            self._lock.release()
-
-    def _answer(self, job: _Job) -> _Outcome:
+    def answer(self, job: _Job) -> _Outcome:
+        """Generate one answer (blocking; the caller holds the turn): the opening block, then,
+        after `[]`, the prose, passed to `job.emit` piece by piece."""
         from llama_cpp.llama_grammar import LlamaGrammar
 
         tokens = self._fit(job.prompt)
@@ -333,15 +338,17 @@ class LocalProvider:
                 loop.call_soon_threadsafe(pieces.put_nowait, piece)
 
         system = local_format.system_message(request.system_prompt, request.tools)
-        job = _Job(
-            local_format.chatml(system, [*local_format.examples(request.tools), *request.messages]),
-            self._grammar(request.tools),
-            request.max_output or self.max_output,
-            self.sampling,
-            stop,
-            emit,
+        prompt = local_format.chatml(
+            system, [*local_format.examples(request.tools), *request.messages]
         )
-        done = loop.run_in_executor(None, _run, job)
+        grammar = self._grammar(request.tools)
+        max_tokens = request.max_output or self.max_output
+        job = _Job(_TURNS.enqueue(), prompt, grammar, max_tokens, self.sampling, stop, emit)
+        try:
+            done = loop.run_in_executor(None, _run, job)
+        except BaseException:
+            _TURNS.release(job.ticket)  # no worker will ever take the turn
+            raise
         done.add_done_callback(lambda _: pieces.put_nowait(None))
         reader = local_format.AnswerReader(request.model)
         try:
@@ -369,4 +376,10 @@ class LocalProvider:
 
 
 def _run(job: _Job) -> _Outcome:
-    return load_model().run(job)
+    """A request's worker: wait for its turn, then load the model if need be and answer."""
+    if not _TURNS.wait(job.ticket, job.stop):
+        return _Outcome("", 0, 0, False)
+    try:
+        return load_model().answer(job)
+    finally:
+        _TURNS.release(job.ticket)

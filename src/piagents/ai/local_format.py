@@ -149,7 +149,8 @@ def _delegation(
 ) -> list[Message]:
     """One request to ask Agents (name, message, answer, short ID) in parallel, and the reply
     pattern that serves it: spawn each and wait in one reply, then report each answer on a
-    line of its own, in the order `wait` returned them (`finished`, indexes into `agents`).
+    line of its own (`poet said: ...`), in the order `wait` returned them (`finished`,
+    indexes into `agents`).
 
     The tool texts copy the `agent` tool's own (piagents.agents.texts; a test keeps them
     equal): the model must see here exactly what it will see for real.
@@ -179,7 +180,7 @@ def _delegation(
             ),
         )
     )
-    answer = "\n".join(f"- {name}: {said}" for name, _, said, _ in done)
+    answer = "\n".join(f"{name} said: {said}" for name, _, said, _ in done)
     return [
         UserMessage.of(request),
         AssistantMessage(tuple(calls), "toolUse"),
