@@ -12,6 +12,7 @@ from piagents.ai.events import TextDelta, ToolCallDelta
 from piagents.ai.local_format import (
     NO_CALLS,
     AnswerReader,
+    CallBlock,
     ProseFilter,
     assistant_text,
     chatml,
@@ -196,3 +197,34 @@ def test_overlap_is_the_longest_end_that_starts_the_marker() -> None:
     assert overlap("abc<tool_c", "<tool_call>") == len("<tool_c")
     assert overlap("abc", "<tool_call>") == 0
     assert overlap("<tool_call", "<tool_call>") == len("<tool_call")
+
+
+def test_a_call_block_is_kept_as_generated_while_no_call_repeats() -> None:
+    block = CallBlock()
+    text = (
+        '<tool_call>[\n{"name": "ls", "arguments": {}},\n'
+        '{"name": "ls", "arguments": {"path": "a"}}\n]</tool_call>'
+    )
+
+    for i in range(0, len(text), 7):
+        block.feed(text[i : i + 7])
+
+    assert not block.repeating()
+    assert block.text() == text
+
+
+def test_the_first_repeat_of_a_call_ends_the_block_after_the_calls_before_it() -> None:
+    spawn = '{"name": "agent", "arguments": {"action": "spawn", "name": "a", "message": "m"}}'
+    other = '{"name": "agent", "arguments": {"action": "spawn", "name": "b", "message": "m"}}'
+    block = CallBlock()
+
+    for piece in ["<tool_call>[\n", spawn, ",\n", other, ",\n", other, ",\n", '{"na']:
+        block.feed(piece)
+    block.feed(other)
+
+    assert block.repeating()
+    assert block.text() == f"<tool_call>[\n{spawn},\n{other}\n]</tool_call>"
+    assert parse_calls(block.text()) == [
+        ("agent", {"action": "spawn", "name": "a", "message": "m"}),
+        ("agent", {"action": "spawn", "name": "b", "message": "m"}),
+    ]

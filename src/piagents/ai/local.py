@@ -191,11 +191,16 @@ class LocalModel:
 
         tokens = self._fit(job.prompt)
         budget = _Budget(min(job.max_tokens, self.context_window - len(tokens)))
-        parts: list[str] = []
+        calls = local_format.CallBlock()
         ran_out = self._generate(
-            tokens, job, budget, parts.append, grammar=LlamaGrammar.from_string(job.grammar)
+            tokens,
+            job,
+            budget,
+            calls.feed,
+            grammar=LlamaGrammar.from_string(job.grammar),
+            until=calls.repeating,
         )
-        block = "".join(parts)
+        block = calls.text()
         if ran_out or job.stop.is_set() or block.strip() != NO_CALLS.strip():
             return _Outcome(block, len(tokens), budget.used, ran_out)
         prose = local_format.ProseFilter(job.emit)

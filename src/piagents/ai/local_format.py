@@ -42,7 +42,14 @@ TAG_OPEN, TAG_CLOSE = "<tool_call>", "</tool_call>"
 CALL_OPEN, CALL_CLOSE = f"{TAG_OPEN}[", f"]{TAG_CLOSE}"
 NO_CALLS = f"{CALL_OPEN}{CALL_CLOSE}\n"
 # Where a prose answer ends: the model starting another protocol block or turn.
-TEXT_STOPS = ("<tool_call>", "<tool_response>", "</tool_response>", "</agent-", "<|im_start|>")
+TEXT_STOPS = (
+    "<tool_call>",
+    "</tool_call>",
+    "<tool_response>",
+    "</tool_response>",
+    "</agent-",
+    "<|im_start|>",
+)
 
 
 # ---- the prompt -----------------------------------------------------------------
@@ -266,6 +273,36 @@ def _call_schema(tool: ToolSpec) -> dict[str, Any]:
 
 
 # ---- reading the answer -------------------------------------------------------------
+
+
+class CallBlock:
+    """The opening block as it is generated. A small model can fall into writing one call
+    over and over; the first exact repeat of an earlier call in the block ends it, and the
+    block is closed after the calls before the repeat."""
+
+    _SEPARATOR = ",\n"  # between calls; JSON strings cannot hold a raw newline
+
+    def __init__(self) -> None:
+        self._text = ""
+        self._repeated = False
+
+    def feed(self, piece: str) -> None:
+        if self._repeated:
+            return
+        self._text += piece
+        calls = self._text.removeprefix(CALL_OPEN + "\n").split(self._SEPARATOR)
+        finished = calls[:-1]  # the last one may still be growing
+        if len(finished) > len(set(finished)):
+            first_repeat = next(i for i, c in enumerate(finished) if c in finished[:i])
+            kept = self._SEPARATOR.join(finished[:first_repeat])
+            self._text = f"{CALL_OPEN}\n{kept}\n{CALL_CLOSE}"
+            self._repeated = True
+
+    def repeating(self) -> bool:
+        return self._repeated
+
+    def text(self) -> str:
+        return self._text
 
 
 def parse_calls(block: str) -> list[tuple[str, dict[str, Any]]] | None:
