@@ -124,7 +124,7 @@ _TURNS = _Turns()  # one model per process, so one queue
 class _Job:
     ticket: object  # its place in _TURNS
     prompt: str
-    grammar: str  # of the opening block (local_format.calls_grammar)
+    tools: tuple[ToolSpec, ...]  # the opening block's grammar is made from their schemas
     max_tokens: int
     sampling: Sampling
     stop: threading.Event
@@ -146,7 +146,7 @@ class _Budget:
 
 
 class LocalModel:
-    """A llama.cpp model and the lock that gives it to one generation at a time."""
+    """A loaded llama.cpp model; `_TURNS` gives it to one generation at a time."""
 
     def __init__(self, llama: Any) -> None:
         self.llama = llama
@@ -197,7 +197,7 @@ class LocalModel:
             job,
             budget,
             calls.feed,
-            grammar=LlamaGrammar.from_string(job.grammar),
+            grammar=LlamaGrammar.from_string(_grammar(job.tools)),
             until=calls.repeating,
         )
         block = calls.text()
@@ -305,6 +305,19 @@ def load_model(resource: Traversable | None = None) -> LocalModel:
         return model
 
 
+_grammars: dict[str, str] = {}
+
+
+def _grammar(tools: tuple[ToolSpec, ...]) -> str:
+    """The opening block's grammar for these tools, made once (in a worker: it imports
+    llama_cpp and converts every schema)."""
+    key = json.dumps([(t.name, t.parameters) for t in tools], sort_keys=True)
+    grammar = _grammars.get(key)
+    if grammar is None:
+        grammar = _grammars[key] = local_format.calls_grammar(tools)
+    return grammar
+
+
 def _close_models() -> None:
     for model in _models.values():
         model.llama.close()
@@ -327,7 +340,6 @@ class LocalProvider:
         self.name = name
         self.sampling = sampling or Sampling()
         self.max_output = max_output
-        self._grammars: dict[str, str] = {}
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         if request.model.model_id != MODEL_ID:
@@ -346,9 +358,8 @@ class LocalProvider:
         prompt = local_format.chatml(
             system, [*local_format.examples(request.tools), *request.messages]
         )
-        grammar = self._grammar(request.tools)
         max_tokens = request.max_output or self.max_output
-        job = _Job(_TURNS.enqueue(), prompt, grammar, max_tokens, self.sampling, stop, emit)
+        job = _Job(_TURNS.enqueue(), prompt, request.tools, max_tokens, self.sampling, stop, emit)
         try:
             done = loop.run_in_executor(None, _run, job)
         except BaseException:
@@ -370,14 +381,6 @@ class LocalProvider:
         yield StreamEnd(
             reader.message(outcome.input_tokens, outcome.output_tokens, outcome.ran_out)
         )
-
-    def _grammar(self, tools: tuple[ToolSpec, ...]) -> str:
-        key = json.dumps([(t.name, t.parameters) for t in tools], sort_keys=True)
-        grammar = self._grammars.get(key)
-        if grammar is None:
-            grammar = local_format.calls_grammar(tools)
-            self._grammars[key] = grammar
-        return grammar
 
 
 def _run(job: _Job) -> _Outcome:
