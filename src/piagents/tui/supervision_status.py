@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from rich.text import Text
 from textual.timer import Timer
-from textual.widgets import Static
 
 from piagents.agent import Agent
 from piagents.ai.messages import now_ms
 from piagents.ai.models import ModelRef, model_info
 from piagents.runtime import Runtime
 from piagents.store.records import GenerationRecord
+from piagents.tui.rows_panel import RowsPanel
 from piagents.tui.supervision_rows import ManagedAgent, SupervisionSnapshot, status_rows
 
 Clock = Callable[[], int]  # ms since the epoch
@@ -60,7 +59,7 @@ def take_supervision_snapshot(runtime: Runtime, lead: Agent) -> SupervisionSnaps
     return SupervisionSnapshot(lead.id, tuple(managed_agent(runtime, g) for g in gens))
 
 
-class SupervisionStatus(Static):
+class SupervisionStatus(RowsPanel):
     """Shows a snapshot's rows; hidden while the lead has no managed agent or the user
     hid it. While it shows agents a one-second timer refreshes their elapsed times
     (from the same snapshot: the timer reads nothing from the runtime)."""
@@ -77,9 +76,6 @@ class SupervisionStatus(Static):
         self.clock = clock
         self.snapshot: SupervisionSnapshot | None = None
         self.max_rows: int | None = None
-        self.lines: tuple[str, ...] = ()
-        self.enabled = True
-        self.display = False
         self._ticker: Timer | None = None
 
     def show_snapshot(self, snapshot: SupervisionSnapshot | None, max_rows: int | None) -> None:
@@ -93,28 +89,12 @@ class SupervisionStatus(Static):
         lines: Sequence[str] = (
             status_rows(snapshot, self.clock(), self.max_rows) if snapshot is not None else ()
         )
-        self._show_lines(tuple(lines))
+        self.show_rows(lines)
 
-    def _show_lines(self, lines: tuple[str, ...]) -> None:
-        if lines != self.lines:
-            self.lines = lines
-            if lines:
-                text = Text(lines[0], style="bold", no_wrap=True, overflow="ellipsis")
-                for line in lines[1:]:
-                    text.append("\n" + line)
-                self.update(text)
-        self._sync()
-
-    def set_enabled(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self._sync()
-
-    def _sync(self) -> None:
-        visible = self.enabled and bool(self.lines)
-        if self.display != visible:
-            self.display = visible
-        if visible and self._ticker is None:
+    def _sync_display(self) -> None:
+        super()._sync_display()
+        if self.display and self._ticker is None:
             self._ticker = self.set_interval(1.0, self._render_lines)
-        elif not visible and self._ticker is not None:
+        elif not self.display and self._ticker is not None:
             self._ticker.stop()
             self._ticker = None

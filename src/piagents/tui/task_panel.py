@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from rich.text import Text
-from textual.widgets import Static
-
 from piagents.agent import Agent
 from piagents.agents.coordinator import Coordinator
+from piagents.tui.rows_panel import RowsPanel
 from piagents.tui.task_rows import AgentTask, TaskSnapshot
 
 
@@ -33,7 +29,7 @@ def take_snapshot(coordinator: Coordinator, root: Agent) -> TaskSnapshot:
     return TaskSnapshot(root.id, tuple(tasks))
 
 
-class TaskPanel(Static):
+class TaskPanel(RowsPanel):
     """Shows the rows it is given; hidden while it has none or the user hid it."""
 
     DEFAULT_CSS = """
@@ -42,30 +38,3 @@ class TaskPanel(Static):
         border-top: solid $primary 40%;
     }
     """
-
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.lines: tuple[str, ...] = ()
-        self.enabled = True
-        self.display = False
-
-    def show_rows(self, lines: Sequence[str]) -> None:
-        """Repaint only when a row changed, so updates do not flicker."""
-        lines = tuple(lines)
-        if lines != self.lines:
-            self.lines = lines
-            if lines:
-                text = Text(lines[0], style="bold", no_wrap=True, overflow="ellipsis")
-                for line in lines[1:]:
-                    text.append("\n" + line)
-                self.update(text)
-        self._sync_display()
-
-    def set_enabled(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self._sync_display()
-
-    def _sync_display(self) -> None:
-        visible = self.enabled and bool(self.lines)
-        if self.display != visible:
-            self.display = visible
