@@ -57,6 +57,14 @@ def test_entries_of_every_kind_round_trip_in_order(store):
     assert store.entries("s") == entries
 
 
+def test_has_entries_tells_an_empty_session_from_one_with_entries(store):
+    store.create_session(SessionRecord(id="s", cwd="/"))
+    assert not store.has_entries("s")
+    store.append("s", [MessageEntry(UserMessage.of("hi"))])
+    assert store.has_entries("s")
+    assert not store.has_entries("nosuch")
+
+
 def test_loading_from_the_last_compaction_starts_at_its_first_kept_entry(store):
     store.create_session(SessionRecord(id="s", cwd="/"))
     old = [MessageEntry(UserMessage.of(f"m{i}")) for i in range(5)]

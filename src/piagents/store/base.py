@@ -91,6 +91,10 @@ class Store(Protocol):
 
     def entries(self, session_id: str, *, from_last_compaction: bool = False) -> list[Entry]: ...
 
+    def has_entries(self, session_id: str) -> bool:
+        """Whether the session has any entry (without reading them)."""
+        ...
+
     # Inputs between Agents: accepted, then ended exactly once, results read once.
 
     def add_input(self, record: InputRecord) -> InputRecord: ...

@@ -416,6 +416,10 @@ class SQLiteStore:
         self._next_seq[session_id] = end
         self._packed_to[session_id] = packed
 
+    def has_entries(self, session_id: str) -> bool:
+        rows = self._fetch("SELECT 1 FROM entries WHERE session_id = ? LIMIT 1", (session_id,))
+        return bool(rows)
+
     def entries(self, session_id: str, *, from_last_compaction: bool = False) -> list[Entry]:
         def query(db: sqlite3.Connection) -> tuple[int, list[Any], list[Any]]:
             start = 0

@@ -263,7 +263,7 @@ class Supervisor:
 
     def observe(self, g: GenerationRecord) -> Observed:
         live = self.live.get(g.id)
-        has_transcript = bool(self._entry_count(g.session_id))
+        has_transcript = self._has_entries(g.session_id)
         if live is None:
             if remote.is_remote(g):
                 return remote.observe(self, g, has_transcript)
@@ -292,11 +292,11 @@ class Supervisor:
             tokens=agent.session.context_tokens(),
         )
 
-    def _entry_count(self, session_id: str) -> int:
+    def _has_entries(self, session_id: str) -> bool:
         agent = self.rt.agents.get(session_id)
         if agent is not None:
-            return len(agent.session.entries)
-        return len(self.rt.store.entries(session_id, from_last_compaction=True))
+            return bool(agent.session.entries)
+        return self.rt.store.has_entries(session_id)  # not a decode of the whole session
 
     def list_agents(self, caller: Agent) -> ToolResult:
         roster, definition = self.controller(caller, "list")
