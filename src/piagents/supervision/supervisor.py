@@ -208,6 +208,9 @@ class Supervisor:
     def system_prompt_addition(self, agent: Agent) -> str:
         """For a lead or a delegating agent, the roster as `list` shows it (a startup
         snapshot); for a managed agent, how its result and questions travel."""
+        return self._prompt_addition(agent, self._roster_quietly(agent.cwd))
+
+    def _prompt_addition(self, agent: Agent, roster: Roster | None) -> str:
         record = agent.session.record
         face = self.face(record)
         parts: list[str] = []
@@ -220,7 +223,6 @@ class Supervisor:
                 "complete and self-contained. To ask your owner something you cannot "
                 "decide alone, call ask_owner (one question per assignment)."
             )
-        roster = self._roster_quietly(agent.cwd)
         if roster is None:
             return "\n\n".join(parts)
         viewer: AgentDefinition | None = None
@@ -244,7 +246,7 @@ class Supervisor:
         meta = agent.session.record.meta.get(MANAGED, {})
         roster = self._roster_quietly(agent.cwd)
         definition = roster.get(str(meta.get("definition"))) if roster else None
-        addition = self.system_prompt_addition(agent)
+        addition = self._prompt_addition(agent, roster)  # the roster read once
         if definition is None:
             return "\n\n".join(p for p in (base, addition) if p)
         if definition.system_prompt_mode == "replace":
