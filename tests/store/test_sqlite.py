@@ -18,7 +18,7 @@ from piagents.store.records import (
     ThinkingLevelChangeEntry,
     entry_to_json,
 )
-from piagents.store.sqlite import BLOCK, SQLiteStore
+from piagents.store.sqlite import BLOCK, MMAP_SIZE, SQLiteStore
 
 
 @pytest.fixture
@@ -241,6 +241,33 @@ def test_the_context_start_is_found_inside_packed_blocks(store):
     assert store.entries("s", from_last_compaction=True) == [*old[BLOCK - 3 :], comp, *later]
 
 
+def test_context_items_are_the_messages_and_compactions_from_the_context_start(store):
+    store.create_session(SessionRecord(id="s", cwd="/"))
+    old = [*_chain(BLOCK), ModelChangeEntry("openai", "gpt-5"), *_chain(100, start=BLOCK)]
+    store.append("s", old)
+    comp = CompactionEntry("sum", old[BLOCK - 3].id, 100)
+    later = [ThinkingLevelChangeEntry("high"), *_chain(BLOCK, start=200), CustomEntry("x", 1)]
+    store.append("s", [comp, *later])
+    items, leaf_id = store.context_items("s")
+    wanted = store.entries("s", from_last_compaction=True)
+    assert wanted[0] == old[BLOCK - 3]  # the context starts inside the first block
+    assert items == [
+        e.message if isinstance(e, MessageEntry) else e
+        for e in wanted
+        if isinstance(e, MessageEntry | CompactionEntry)
+    ]
+    assert leaf_id == later[-1].id
+
+
+def test_an_empty_session_has_no_context_items_and_no_leaf(store):
+    store.create_session(SessionRecord(id="s", cwd="/"))
+    assert store.context_items("s") == ([], None)
+
+
+def test_the_store_is_read_through_a_memory_map(store):
+    assert store._db.execute("PRAGMA mmap_size").fetchone()[0] == MMAP_SIZE > 0
+
+
 def test_an_unreadable_block_is_a_clear_error_for_its_session_only(store, tmp_path):
     for sid in ("bad", "good"):
         store.create_session(SessionRecord(id=sid, cwd="/"))
@@ -250,6 +277,9 @@ def test_an_unreadable_block_is_a_clear_error_for_its_session_only(store, tmp_pa
     db.commit()
     with pytest.raises(StoreError, match="session bad has an unreadable entry"):
         store.entries("bad")
+    with pytest.raises(StoreError, match="session bad has an unreadable entry"):
+        store.context_items("bad")
+    assert len(store.context_items("good")[0]) == BLOCK
     assert len(store.entries("good")) == BLOCK
 
 

@@ -26,7 +26,6 @@ from piagents.agents.texts import Shown
 from piagents.agents.tree import AgentMarks, Waiter
 from piagents.agents.wait_output import ResultItem, render_wait
 from piagents.ai.models import ModelRef, parse_thinking_level
-from piagents.harness.context import build_context
 from piagents.harness.tools.base import ToolResult
 from piagents.store.records import InputRecord, MessageEntry, SearchHit, SessionRecord, new_id
 
@@ -311,4 +310,4 @@ class Operations:
 
 def fork_entries(caller: Agent) -> list[MessageEntry]:
     """A snapshot of the caller's conversation as the child's first entries."""
-    return [MessageEntry(m) for m in build_context(caller.session.entries)]
+    return [MessageEntry(m) for m in caller.session.context()]

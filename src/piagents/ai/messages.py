@@ -71,6 +71,8 @@ class Usage(Struct, frozen=True, gc=False, rename="camel", omit_defaults=True):
         )
 
 
+NO_USAGE = Usage()  # the usage of a message that reported none
+
 UserContent: TypeAlias = TextContent | ImageContent
 AssistantContent: TypeAlias = TextContent | ThinkingContent | ToolCall
 
@@ -100,7 +102,7 @@ class UserMessage(_Message, frozen=True, tag="user"):
 class AssistantMessage(_Message, frozen=True, tag="assistant"):
     content: tuple[AssistantContent, ...]
     stop_reason: StopReason = "stop"
-    usage: Usage = Usage()  # one shared zero: most messages of a long session have none stored
+    usage: Usage = NO_USAGE  # shared: most messages of a long session have none stored
     provider: str = ""
     model: str = ""
     error_message: str | None = None
@@ -272,7 +274,7 @@ def message_from_json(d: dict[str, Any]) -> Message:
         return AssistantMessage(
             tuple(c for c in content if not isinstance(c, ImageContent)),
             stop,
-            usage_from_json(usage) if usage is not None else Usage(),
+            usage_from_json(usage) if usage is not None else NO_USAGE,
             _string(d, "provider", ""),
             _string(d, "model", ""),
             _optional_string(d, "errorMessage"),

@@ -242,8 +242,7 @@ async def compact(
     )
     summary = await _summarise(provider, request, retry)
     tokens_before = context_tokens(session.context())
-    session.append(CompactionEntry(summary, entries[cut].id, tokens_before))
-    appended = session.entries[-1]
+    (appended,) = session.append(CompactionEntry(summary, entries[cut].id, tokens_before))
     assert isinstance(appended, CompactionEntry)
     return appended
 

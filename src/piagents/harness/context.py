@@ -11,7 +11,7 @@ from piagents.ai.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from piagents.store.records import CompactionEntry, Entry, MessageEntry
+from piagents.store.records import CompactionEntry, ContextItem, Entry, MessageEntry
 
 MISSING_RESULT_TEXT = "No result provided"
 
@@ -55,6 +55,30 @@ def context_entries(entries: Sequence[Entry]) -> list[Entry]:
                 break
     kept = [e for e in entries[start:last] if isinstance(e, MessageEntry)]
     return [compaction, *kept, *entries[last + 1 :]]
+
+
+def items_in_effect(entries: Sequence[Entry]) -> list[ContextItem]:
+    """The messages and the compaction of `context_entries(entries)`, in its order."""
+    items: list[ContextItem] = []
+    for e in context_entries(entries):
+        if isinstance(e, MessageEntry):
+            items.append(e.message)
+        elif isinstance(e, CompactionEntry):
+            items.append(e)
+    return items
+
+
+def in_effect(items: Sequence[ContextItem]) -> Sequence[ContextItem]:
+    """Items read from the latest compaction's first kept entry on, put in context order:
+    the compaction, the messages it kept, then everything after it."""
+    types = list(map(type, items))  # searched in C: this may be 100,000 items
+    types.reverse()
+    try:
+        i = len(items) - 1 - types.index(CompactionEntry)
+    except ValueError:
+        return items
+    kept = [m for m in items[:i] if type(m) is not CompactionEntry]
+    return [items[i], *kept, *items[i + 1 :]]
 
 
 def build_context(entries: Iterable[Entry]) -> list[Message]:

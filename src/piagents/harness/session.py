@@ -9,14 +9,17 @@ from typing import Any
 import msgspec
 
 from piagents.ai.messages import (
+    NO_USAGE,
     AssistantMessage,
     Message,
     ToolCall,
     ToolResultMessage,
+    Usage,
 )
 from piagents.harness.context import (
     DROPPED,
-    context_entries,
+    in_effect,
+    items_in_effect,
     keeps,
     missing_results,
     summary_message,
@@ -26,6 +29,7 @@ from piagents.store.base import SessionNotFound, Store
 from piagents.store.collector import collector_paused
 from piagents.store.records import (
     CompactionEntry,
+    ContextItem,
     Entry,
     MessageEntry,
     ModelChangeEntry,
@@ -36,64 +40,78 @@ from piagents.store.records import (
 
 
 class Session:
-    """Entries are appended through the store first; memory follows only after commit."""
+    """Entries are appended through the store first; memory follows only after commit.
+
+    A loaded session builds its context from the store's messages alone; its
+    `entries` are read when first asked for (compaction, forks, the viewer).
+    """
 
     def __init__(self, store: Store, record: SessionRecord, entries: Sequence[Entry]) -> None:
         self.store = store
         self.record = record
-        self.entries: list[Entry] = list(entries)
-        self._rebuild_context()
+        self._entries: list[Entry] | None = list(entries)
+        self._leaf_id = entries[-1].id if entries else None
+        self._rebuild_context(items_in_effect(self._entries))
+
+    @property
+    def entries(self) -> list[Entry]:
+        """The entries from the latest compaction's first kept entry on, in order."""
+        if self._entries is None:
+            with collector_paused():  # a long session is many objects, none in cycles
+                self._entries = self.store.entries(self.id, from_last_compaction=True)
+        return self._entries
 
     # ---- the context, kept up to date entry by entry -----------------------------
 
-    def _rebuild_context(self) -> None:
-        """The context from the entries in effect, as `_push` would build it one by one.
+    def _rebuild_context(self, items: Sequence[ContextItem]) -> None:
+        """The context of `items` (in context order), as `_push` would build it one by one.
 
         Written as one pass for long sessions (a reopen may bring back 100,000
-        entries): token estimates are made only after the last reported usage.
+        messages): token estimates are made only after the last reported usage.
         """
         context: list[Message] = []
         append = context.append
         open_calls: dict[str, str] = {}
         calls_at = 0
-        # Exact type tests (the records are never subclassed): this runs once per entry.
-        for e in context_entries(self.entries):
-            m: Message
-            if type(e) is MessageEntry:
-                m = e.message
-                if type(m) is ToolResultMessage:
-                    if open_calls and open_calls.pop(m.tool_call_id, None) is not None:
-                        append(m)
-                    continue
-                if type(m) is AssistantMessage and m.stop_reason in DROPPED:
-                    continue
-            elif type(e) is CompactionEntry:
-                m = summary_message(e)
-            else:
+        # Exact type tests (the records are never subclassed), types taken in C and
+        # names bound locally: this runs once per message.
+        result_type, assistant_type, compaction_type = (
+            ToolResultMessage,
+            AssistantMessage,
+            CompactionEntry,
+        )
+        call_type, dropped, no_usage = ToolCall, DROPPED, NO_USAGE
+        usage: Usage = no_usage  # the last usage reported in context ...
+        usage_at = 0  # ... and where what came after it starts
+        for m, t in zip(items, map(type, items), strict=True):
+            if t is result_type:
+                if open_calls and open_calls.pop(m.tool_call_id, None) is not None:  # type: ignore[union-attr]
+                    append(m)  # type: ignore[arg-type]
                 continue
             if open_calls:
                 context.extend(missing_results(open_calls, calls_at))
                 open_calls = {}
-            append(m)
-            if type(m) is AssistantMessage:
-                for c in m.content:
-                    if type(c) is ToolCall:
+            if t is assistant_type:
+                if m.stop_reason in dropped:  # type: ignore[union-attr]
+                    continue
+                append(m)  # type: ignore[arg-type]
+                for c in m.content:  # type: ignore[union-attr]
+                    if type(c) is call_type:
                         open_calls[c.id] = c.name
                         calls_at = m.timestamp
+                u = m.usage  # type: ignore[union-attr]
+                if u is not no_usage and u.total_tokens > 0:
+                    usage, usage_at = u, len(context)
+            elif t is compaction_type:
+                append(summary_message(m))  # type: ignore[arg-type]
+            else:
+                append(m)  # type: ignore[arg-type]  # a user message
         self._context = context
         self._open_calls = open_calls
         self._calls_at = calls_at
-        self._usage_tokens = 0  # usage reported by the last assistant message that has it
-        self._tokens_after = 0  # estimates of what came after it ...
-        start = 0
-        for i in range(len(context) - 1, -1, -1):
-            m = context[i]
-            if type(m) is AssistantMessage:
-                u = m.usage
-                if u.input or u.output or u.cache_read or u.cache_write:
-                    self._usage_tokens, start = u.total_tokens, i + 1
-                    break
-        self._unestimated = context[start:]  # ... and those not estimated yet (done when asked)
+        self._usage_tokens = usage.total_tokens
+        self._tokens_after = 0  # estimates of what came after it, made when first asked:
+        self._unestimated = context[usage_at:]
 
     def _push(self, m: Message) -> None:
         """Add a message as `build_context` would place it: results matched to calls."""
@@ -150,8 +168,13 @@ class Session:
         record = store.get_session(session_id)
         if record is None:
             raise SessionNotFound(f"No session {session_id}")
+        session = cls.__new__(cls)
+        session.store, session.record = store, record
+        session._entries = None  # read when first asked for
         with collector_paused():  # a long session is many objects, none in cycles
-            return cls(store, record, store.entries(session_id, from_last_compaction=True))
+            items, session._leaf_id = store.context_items(session_id)
+            session._rebuild_context(in_effect(items))
+        return session
 
     @property
     def id(self) -> str:
@@ -159,7 +182,7 @@ class Session:
 
     @property
     def leaf_id(self) -> str | None:
-        return self.entries[-1].id if self.entries else None
+        return self._leaf_id
 
     def context(self) -> list[Message]:
         """Messages as the model would get them (tool calls all answered)."""
@@ -173,8 +196,9 @@ class Session:
         pending = sum(estimate_tokens(m) for m in missing_results(self._open_calls, 0))
         return self._usage_tokens + self._tokens_after + pending
 
-    def append(self, *entries: Entry) -> None:
-        """Commit `entries` in one transaction, then add them to memory."""
+    def append(self, *entries: Entry) -> list[Entry]:
+        """Commit `entries` in one transaction, then add them to memory; returns them
+        as appended (chained to their parents)."""
         chained: list[Entry] = []
         parent = self.leaf_id
         for e in entries:
@@ -182,20 +206,22 @@ class Session:
             chained.append(e)
             parent = e.id
         self.store.append(self.id, chained)
-        self.entries.extend(chained)
+        self._leaf_id = parent
+        if self._entries is not None:
+            self._entries.extend(chained)
         for e in chained:
             if isinstance(e, CompactionEntry):
-                self._rebuild_context()
+                self._rebuild_context(items_in_effect(self.entries))
             elif isinstance(e, MessageEntry) and keeps(e.message):
                 self._push(e.message)
         self.record = replace(self.record, updated=chained[-1].timestamp)
+        return chained
 
     def append_message(self, message: Message) -> MessageEntry:
         entry = MessageEntry(message)
-        self.append(entry)
-        last = self.entries[-1]
-        assert isinstance(last, MessageEntry)
-        return last
+        (appended,) = self.append(entry)
+        assert isinstance(appended, MessageEntry)
+        return appended
 
     def set_model(self, model: str) -> None:
         provider, _, model_id = model.partition("/")

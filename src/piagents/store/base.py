@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from piagents.store.records import (
+    ContextItem,
     Entry,
     GenerationRecord,
     InputRecord,
@@ -90,6 +91,14 @@ class Store(Protocol):
     def append(self, session_id: str, entries: Sequence[Entry]) -> None: ...
 
     def entries(self, session_id: str, *, from_last_compaction: bool = False) -> list[Entry]: ...
+
+    def context_items(self, session_id: str) -> tuple[list[ContextItem], str | None]:
+        """What the context is built from, and the id of the session's last entry.
+
+        The messages and compactions of `entries(session_id, from_last_compaction=True)`,
+        in order: the other entries, and the entries' own ids and times, are not read.
+        """
+        ...
 
     def has_entries(self, session_id: str) -> bool:
         """Whether the session has any entry (without reading them)."""

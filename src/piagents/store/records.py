@@ -8,6 +8,7 @@ for reading older stores.
 
 from __future__ import annotations
 
+import operator
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeAlias
@@ -97,9 +98,39 @@ Entry: TypeAlias = (
 )
 
 
+ContextItem: TypeAlias = Message | CompactionEntry
+"""What a context is built from: a message entry's message, or a compaction."""
+
+
+# Views of the store form that keep only what a context needs: a message entry's
+# message and compactions whole. Other entries and the wrappers' ids and times
+# are skipped while parsing, a quarter of the objects of a long session.
+class _View(msgspec.Struct, frozen=True, gc=False, tag_field="type"):
+    pass
+
+
+class _MessageView(_View, frozen=True, tag="message"):
+    message: Message
+
+
+class _ModelChangeView(_View, frozen=True, tag="model_change"):
+    pass
+
+
+class _ThinkingLevelChangeView(_View, frozen=True, tag="thinking_level_change"):
+    pass
+
+
+class _CustomView(_View, frozen=True, tag="custom"):
+    pass
+
+
 _ENCODER = msgspec.json.Encoder()
 _ENTRY = msgspec.json.Decoder(Entry)
 _ENTRIES = msgspec.json.Decoder(list[Entry])
+_VIEWS = msgspec.json.Decoder(
+    list[_MessageView | CompactionEntry | _ModelChangeView | _ThinkingLevelChangeView | _CustomView]
+)
 
 
 def encode_entry(e: Entry) -> bytes:
@@ -115,6 +146,25 @@ def decode_entry(body: bytes | str) -> Entry:
 def decode_entries(array: bytes | str) -> list[Entry]:
     """A JSON array of entries in their store form, decoded in one call."""
     return _ENTRIES.decode(array)
+
+
+def decode_context_items(array: bytes | str) -> list[ContextItem]:
+    """The messages and compactions of a JSON array of entries, in order; nothing else."""
+    views = _VIEWS.decode(array)
+    try:  # most blocks hold only message entries: their messages are taken in C
+        return list(map(_message_of, views))
+    except AttributeError:
+        pass
+    items: list[ContextItem] = []
+    for v in views:
+        if type(v) is _MessageView:
+            items.append(v.message)
+        elif type(v) is CompactionEntry:
+            items.append(v)
+    return items
+
+
+_message_of = operator.attrgetter("message")
 
 
 def _iso(ms: int) -> str:

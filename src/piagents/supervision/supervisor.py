@@ -297,7 +297,7 @@ class Supervisor:
     def _has_entries(self, session_id: str) -> bool:
         agent = self.rt.agents.get(session_id)
         if agent is not None:
-            return bool(agent.session.entries)
+            return agent.session.leaf_id is not None
         return self.rt.store.has_entries(session_id)  # not a decode of the whole session
 
     def list_agents(self, caller: Agent) -> ToolResult:
