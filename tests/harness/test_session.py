@@ -126,3 +126,15 @@ def test_a_compaction_appended_to_a_reopened_session_rebuilds_its_context(tmp_pa
     assert session.context()[0].content[0].text.endswith("the first two turns\n</summary>")
     assert len(session.context()) == 4
     store.close()
+
+
+def test_a_dropped_message_between_a_call_and_its_result_leaves_them_paired(tmp_path):
+    store = SQLiteStore(tmp_path / "store.db")
+    live = Session.create(store, cwd="/", model="faux/x")
+    call = AssistantMessage((ToolCall("read", {}, "c0"),), "toolUse")
+    result = ToolResultMessage("c0", "read", (TextContent("text"),))
+    live.append_message(call)
+    live.append_message(AssistantMessage((TextContent("overloaded"),), "error"))
+    live.append_message(result)
+    assert live.context() == Session.load(store, live.id).context() == [call, result]
+    store.close()

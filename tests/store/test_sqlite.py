@@ -4,6 +4,7 @@ import sqlite3
 import subprocess
 import sys
 
+import msgspec
 import pytest
 
 from piagents.ai.messages import AssistantMessage, TextContent, UserMessage
@@ -191,12 +192,12 @@ def test_a_lease_held_by_another_live_process_is_refused(store, tmp_path):
         proc.wait()
 
 
-def test_entries_are_stored_as_compact_tagged_json(store, tmp_path):
+def test_entries_are_stored_as_compact_tagged_messagepack_maps(store, tmp_path):
     store.create_session(SessionRecord(id="s", cwd="/"))
     entry = MessageEntry(UserMessage((TextContent("hi"),), 5), "e1", None, 7)
     store.append("s", [entry])
     db = sqlite3.connect(tmp_path / "store.db")
-    body = json.loads(db.execute("SELECT body FROM entries").fetchone()[0])
+    body = msgspec.msgpack.decode(db.execute("SELECT body FROM entries").fetchone()[0])
     assert body == {
         "type": "message",
         "message": {"role": "user", "content": [{"type": "text", "text": "hi"}], "timestamp": 5},
@@ -341,11 +342,46 @@ def test_pi_style_entries_of_the_first_schema_are_recoded_and_packed(tmp_path):
     finally:
         store.close()
     db = sqlite3.connect(path)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 3
     assert db.execute("SELECT count(*) FROM entry_blocks").fetchone()[0] == 1
     # The unreadable body was kept as it was.
     assert db.execute("SELECT body FROM entries WHERE session_id = 'broken'").fetchone() == (
         "{not json",
+    )
+
+
+def test_a_store_of_the_second_schema_is_recoded_as_messagepack(tmp_path):
+    path = tmp_path / "store.db"
+    store = SQLiteStore(path)
+    for sid in ("old", "broken"):
+        store.create_session(SessionRecord(id=sid, cwd="/w"))
+    comp = CompactionEntry("earlier", None, 10)
+    entries = [*_chain(BLOCK + 3), ModelChangeEntry("openai", "gpt-5"), comp, *_chain(2)]
+    store.append("old", entries)
+    store.append("broken", _chain(BLOCK + 1))
+    store.close()
+    # Write it back as schema 2 left it: the same maps as JSON, blocks as JSON arrays.
+    db = sqlite3.connect(path)
+    for table, key in (("entries", "session_id, seq"), ("entry_blocks", "rowid")):
+        for *ids, body in db.execute(f"SELECT {key}, body FROM {table} WHERE length(body) > 0"):
+            as_json = msgspec.json.encode(msgspec.msgpack.decode(body))
+            where = " AND ".join(f"{k.strip()} = ?" for k in key.split(","))
+            db.execute(f"UPDATE {table} SET body = ? WHERE {where}", (as_json, *ids))
+    db.execute("UPDATE entry_blocks SET body = '[{not json' WHERE session_id = 'broken'")
+    db.execute("PRAGMA user_version = 2")
+    db.commit()
+    store = SQLiteStore(path)
+    try:
+        assert store.entries("old") == entries
+        assert store.entries("old", from_last_compaction=True) == entries[-3:]
+        with pytest.raises(StoreError, match="session broken has an unreadable entry"):
+            store.entries("broken")
+    finally:
+        store.close()
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 3
+    # The unreadable block was kept as it was.
+    assert db.execute("SELECT body FROM entry_blocks WHERE session_id = 'broken'").fetchone() == (
+        "[{not json",
     )
 
 

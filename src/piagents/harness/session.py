@@ -88,12 +88,12 @@ class Session:
                 if open_calls and open_calls.pop(m.tool_call_id, None) is not None:  # type: ignore[union-attr]
                     append(m)  # type: ignore[arg-type]
                 continue
+            if t is assistant_type and m.stop_reason in dropped:  # type: ignore[union-attr]
+                continue  # before closing open calls: a dropped message is not there
             if open_calls:
                 context.extend(missing_results(open_calls, calls_at))
                 open_calls = {}
             if t is assistant_type:
-                if m.stop_reason in dropped:  # type: ignore[union-attr]
-                    continue
                 append(m)  # type: ignore[arg-type]
                 for c in m.content:  # type: ignore[union-attr]
                     if type(c) is call_type:

