@@ -1,6 +1,9 @@
 """Short IDs and address resolution (spec §1): ID, then name, then unique ID prefix."""
 
-from piagents.agents.addressing import Candidate, resolve, short_ids
+from hypothesis import given
+from hypothesis import strategies as st
+
+from piagents.agents.addressing import MIN_SHORT, Candidate, resolve, short_ids
 
 A = "01JAAAAAAAAAAAAAAAAAAAAAAA"
 B = "01JBBBBBBBBBBBBBBBBBBBBBBB"
@@ -41,6 +44,17 @@ def test_a_short_id_is_the_shortest_unique_prefix_against_every_other_id():
         others = [other for other in ids if other != agent_id]
         assert not any(other.startswith(short) for other in others)
         assert any(other.startswith(short[:-1]) for other in others) or len(short) == 8
+
+
+@given(st.sets(st.text("ab", min_size=12, max_size=12), max_size=40))
+def test_short_ids_are_the_shortest_unique_prefixes_of_at_least_eight(ids):
+    shorts = short_ids(sorted(ids))
+    for agent_id in ids:
+        others = ids - {agent_id}
+        n = MIN_SHORT
+        while any(other.startswith(agent_id[:n]) for other in others):
+            n += 1
+        assert shorts[agent_id] == agent_id[:n]
 
 
 def test_an_id_shorter_than_eight_characters_is_shown_whole():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 MIN_SHORT = 8
 
@@ -14,14 +15,17 @@ def short_ids(ids: Sequence[str], reader_id: str | None = None) -> dict[str, str
     `ids` are the Agents visible to the reader; the reader's own ID counts too.
     """
     everyone = sorted(set(ids) | ({reader_id} if reader_id else set()))
-    out: dict[str, str] = {}
-    for i, agent_id in enumerate(everyone):
-        need = MIN_SHORT
-        for j in (i - 1, i + 1):  # in sorted order, the longest shared prefix is a neighbour's
-            if 0 <= j < len(everyone):
-                need = max(need, _common_prefix(agent_id, everyone[j]) + 1)
-        out[agent_id] = agent_id[: min(need, len(agent_id))]
-    return out
+    heads = [agent_id[:MIN_SHORT] for agent_id in everyone]
+    need = dict.fromkeys(everyone, MIN_SHORT)
+    # In sorted order the longest shared prefix is a neighbour's, and only neighbours
+    # that share the first 8 characters need more (rare with random IDs).
+    for i, (a, b) in enumerate(pairwise(heads)):
+        if a == b:
+            first, second = everyone[i], everyone[i + 1]
+            n = _common_prefix(first, second) + 1
+            need[first] = max(need[first], n)
+            need[second] = max(need[second], n)
+    return {agent_id: agent_id[:n] for agent_id, n in need.items()}
 
 
 def _common_prefix(a: str, b: str) -> int:

@@ -149,7 +149,8 @@ class Coordinator:
         """Inputs a crashed or closed runtime left open end `aborted` on the next load."""
         store = self.rt.store
         # Sessions a live worker holds (managed agents in their own processes) are its own.
-        owned = [s.id for s in store.list_sessions(root_id=root_id) if store.lease_of(s.id) is None]
+        # The directory reads the tree's records once, for this and for `list`.
+        owned = [sid for sid in self.directory.tree(root_id) if store.lease_of(sid) is None]
         tree_ids = [root_id, *owned]
         open_ids = [
             r.id
