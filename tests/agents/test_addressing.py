@@ -1,9 +1,10 @@
 """Short IDs and address resolution (spec §1): ID, then name, then unique ID prefix."""
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from piagents.agents.addressing import MIN_SHORT, Candidate, resolve, short_ids
+from piagents.agents.addressing import MIN_SHORT, Candidate, ShortIds, resolve, short_ids
 
 A = "01JAAAAAAAAAAAAAAAAAAAAAAA"
 B = "01JBBBBBBBBBBBBBBBBBBBBBBB"
@@ -55,6 +56,14 @@ def test_short_ids_are_the_shortest_unique_prefixes_of_at_least_eight(ids):
         while any(other.startswith(agent_id[:n]) for other in others):
             n += 1
         assert shorts[agent_id] == agent_id[:n]
+
+
+def test_short_ids_are_a_mapping_made_when_asked_for():
+    shorts = ShortIds([B, A, A])
+    assert len(shorts) == 2 and list(shorts) == [A, B]
+    assert shorts[B] == "01JBBBBB" and shorts.get("01JC") is None
+    with pytest.raises(KeyError):
+        shorts["01JCCCCCCC"]
 
 
 def test_an_id_shorter_than_eight_characters_is_shown_whole():

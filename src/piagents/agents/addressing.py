@@ -2,30 +2,52 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from bisect import bisect_left
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import pairwise
 
 MIN_SHORT = 8
 
 
-def short_ids(ids: Sequence[str], reader_id: str | None = None) -> dict[str, str]:
+class ShortIds(Mapping[str, str]):
     """The shortest prefix of each ID, at least 8 characters, that no other ID has.
 
-    `ids` are the Agents visible to the reader; the reader's own ID counts too.
+    Made when asked for: a reader is shown a page of a tree of thousands, so only
+    the IDs it shows are worked out (against their neighbours in sorted order,
+    where the longest shared prefix is).
     """
-    everyone = sorted(set(ids) | ({reader_id} if reader_id else set()))
-    heads = [agent_id[:MIN_SHORT] for agent_id in everyone]
-    need = dict.fromkeys(everyone, MIN_SHORT)
-    # In sorted order the longest shared prefix is a neighbour's, and only neighbours
-    # that share the first 8 characters need more (rare with random IDs).
-    for i, (a, b) in enumerate(pairwise(heads)):
-        if a == b:
-            first, second = everyone[i], everyone[i + 1]
-            n = _common_prefix(first, second) + 1
-            need[first] = max(need[first], n)
-            need[second] = max(need[second], n)
-    return {agent_id: agent_id[:n] for agent_id, n in need.items()}
+
+    def __init__(self, ids: Iterable[str]) -> None:
+        self._sorted = sorted(set(ids))
+        self._made: dict[str, str] = {}
+
+    def __getitem__(self, agent_id: str) -> str:
+        short = self._made.get(agent_id)
+        if short is not None:
+            return short
+        everyone = self._sorted
+        i = bisect_left(everyone, agent_id)
+        if i == len(everyone) or everyone[i] != agent_id:
+            raise KeyError(agent_id)
+        need = MIN_SHORT
+        head = agent_id[:MIN_SHORT]
+        for j in (i - 1, i + 1):
+            # Only a neighbour that shares the first 8 characters asks for more.
+            if 0 <= j < len(everyone) and everyone[j][:MIN_SHORT] == head:
+                need = max(need, _common_prefix(agent_id, everyone[j]) + 1)
+        short = self._made[agent_id] = agent_id[:need]
+        return short
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._sorted)
+
+    def __len__(self) -> int:
+        return len(self._sorted)
+
+
+def short_ids(ids: Sequence[str], reader_id: str | None = None) -> dict[str, str]:
+    """Every short ID of `ids` and the reader's own ID (which counts too)."""
+    return dict(ShortIds([*ids, *([reader_id] if reader_id else [])]))
 
 
 def _common_prefix(a: str, b: str) -> int:

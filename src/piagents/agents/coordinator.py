@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -223,7 +223,7 @@ class Coordinator:
         """The reader's tree, plus other roots when the reader is a root; not the reader."""
         return self.directory.visible(reader)
 
-    def short_map(self, reader: SessionRecord) -> dict[str, str]:
+    def short_map(self, reader: SessionRecord) -> Mapping[str, str]:
         """Short IDs as the reader sees them."""
         return self.directory.short_map(reader)
 

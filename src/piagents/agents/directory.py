@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 
-from piagents.agents.addressing import short_ids
+from piagents.agents.addressing import ShortIds
 from piagents.store.base import Store
 from piagents.store.records import SessionRecord
 
@@ -24,7 +24,7 @@ class Directory:
         self._roots: dict[str, SessionRecord] = {}
         self._roots_mark: tuple[int, int] | None = None
         self._roots_read = 0.0
-        self._shorts: dict[tuple[str, bool], tuple[int, dict[str, str]]] = {}
+        self._shorts: dict[tuple[str, bool], tuple[int, ShortIds]] = {}
 
     def tree(self, root_id: str) -> dict[str, SessionRecord]:
         """The owned records of a tree, by ID."""
@@ -77,7 +77,7 @@ class Directory:
         seen.pop(reader.id, None)
         return list(seen.values())
 
-    def short_map(self, reader: SessionRecord) -> dict[str, str]:
+    def short_map(self, reader: SessionRecord) -> ShortIds:
         """Short IDs as the reader sees them. Every owned Agent of a tree sees the same
         set (the tree), and every root the tree plus all roots, so maps are shared."""
         root_id = reader.root_id or reader.id
@@ -90,6 +90,6 @@ class Directory:
         ids = [root_id, *self.tree(root_id)]
         if reader.is_root:
             ids.extend(self.roots())
-        mapping = short_ids(ids)
+        mapping = ShortIds(ids)
         self._shorts[key] = (self.version, mapping)
         return mapping
