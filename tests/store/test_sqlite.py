@@ -455,3 +455,16 @@ def test_an_unreadable_generation_is_a_clear_error(store, tmp_path):
     db.commit()
     with pytest.raises(StoreError, match="unreadable generation record"):
         store.generations(root_id="lead")
+
+
+def test_entries_after_one_are_read_alone_even_from_packed_blocks(store):
+    store.create_session(SessionRecord(id="s", cwd="/"))
+    entries = _chain(BLOCK + 20)
+    store.append("s", entries)
+    assert store.entries("s", after=entries[BLOCK - 5].id) == entries[BLOCK - 4 :]
+    assert store.entries("s", after=entries[-1].id) == []
+    assert store.entries("s", after="not-there") == entries
+    comp = CompactionEntry("sum", entries[10].id, 100)
+    store.append("s", [comp])
+    assert store.entries("s", from_last_compaction=True, after=entries[3].id)[0] == entries[10]
+    assert store.entries("s", from_last_compaction=True, after=entries[15].id)[0] == entries[16]

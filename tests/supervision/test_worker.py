@@ -631,6 +631,30 @@ async def test_the_leads_views_hear_when_a_workers_state_changes(
     await call(lead, action="close", agent=details["agent"])
 
 
+async def test_the_lead_hears_each_step_a_worker_commits(
+    lead_rt: tuple[piagents.Runtime, Agent], workers: list[int]
+) -> None:
+    # What a viewer of the agent needs to follow it live: while the worker runs its
+    # second command (its state unchanged since the first), the lead is told that the
+    # second call was committed.
+    rt, lead = lead_rt
+    details = await delegate(lead, "2 sleeps of 1.5", workers)
+    request = details["request"]
+    session_id = generation(rt, request).session_id
+    calls_heard: list[int] = []
+
+    def calls_committed_while_running() -> None:
+        if generation(rt, request).outcome is not None:
+            return
+        messages = [getattr(e, "message", None) for e in rt.store.entries(session_id)]
+        calls_heard.append(sum(len(getattr(m, "tool_calls", ())) for m in messages))
+
+    rt.coordinator.listeners.append(calls_committed_while_running)
+    await until(lambda: 2 in calls_heard, timeout=30)
+    g = await until(lambda: (g := generation(rt, request)).outcome and g, timeout=30)
+    assert g.outcome == "completed"
+
+
 async def test_a_restarted_lead_answers_a_live_workers_question(
     home: Path, work: Path, workers: list[int]
 ) -> None:

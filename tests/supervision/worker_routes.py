@@ -2,7 +2,8 @@
 
 The lead and its managed agents share the model (the bundled definitions name
 none); a managed agent is told so in its system prompt. A managed agent reads
-its latest user message: `sleep N` runs `sleep N` in the shell first, `ask: Q`
+its latest user message: `sleep N` runs `sleep N` in the shell first (`K sleeps of
+N`: K times, one after another), `ask: Q`
 asks its owner Q first; then it answers `done: <that message>`, or with the
 owner's reply. A delegating agent given `delegate: T` delegates T to a scout.
 """
@@ -32,6 +33,9 @@ def route(call: ModelCall) -> str | Reply:
             args = {"action": "delegate", "definition": "scout", "task": task}
             return Reply(tool_calls=[ToolCall("agent", args)])
         return "waiting for the scout"
+    steps = re.search(r"(\d+) sleeps of (\d+(?:\.\d+)?)", text)
+    if steps and len(results) < int(steps.group(1)):
+        return Reply(tool_calls=[ToolCall("bash", {"command": f"sleep {steps.group(2)}"})])
     sleep = re.search(r"sleep (\d+(?:\.\d+)?)", text)
     if sleep and not results:
         return Reply(tool_calls=[ToolCall("bash", {"command": f"sleep {sleep.group(1)}"})])

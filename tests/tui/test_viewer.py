@@ -5,6 +5,8 @@ from __future__ import annotations
 from tui_support import make_app, screen_text, started, submit, type_text, until, user_texts
 
 from piagents.agents.listing import unwrap
+from piagents.ai.messages import AssistantMessage, TextContent, UserMessage
+from piagents.harness.session import Session
 from piagents.store.records import SessionRecord
 from piagents.testing import Reply, ToolCall
 from piagents.tui.agent_list import AgentListScreen, agent_entries, owners_label
@@ -253,3 +255,30 @@ async def test_the_viewer_of_an_offline_agent_shows_its_history_and_wakes_it_on_
         await submit(pilot, "wake up")
         await until(pilot, lambda: "w got wake up" in screen_text(app), what="the woken answer")
         assert viewer.agent is not None
+
+
+async def test_the_viewer_follows_what_an_agent_run_elsewhere_commits(home, work, script):
+    # A managed agent's worker is another process: it commits to the store and pokes
+    # this runtime, which the viewer hears as a change.
+    script.on(None, lambda call: "root reply")
+    app = make_app(home, work, script)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(pilot)
+        root = app.root.session.record
+        elsewhere = Session.create(
+            app.runtime.store,
+            cwd=str(work),
+            model="faux/x",
+            name="far",
+            owner_id=root.id,
+            root_id=root.id,
+        )
+        elsewhere.append_message(UserMessage.of("first task"))
+        viewer = ViewerScreen(app.runtime, app.root, elsewhere.id)
+        await app.push_screen(viewer)
+        await until(pilot, lambda: "first task" in screen_text(app), what="the history")
+        elsewhere.append_message(AssistantMessage((TextContent("working on it"),)))
+        app.runtime.coordinator.changed()
+        await until(pilot, lambda: "working on it" in screen_text(app), what="the new entry")
+        assert screen_text(app).count("first task") == 1  # only what is new was added
+        assert viewer.agent is None

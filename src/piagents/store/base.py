@@ -90,7 +90,12 @@ class Store(Protocol):
 
     def append(self, session_id: str, entries: Sequence[Entry]) -> None: ...
 
-    def entries(self, session_id: str, *, from_last_compaction: bool = False) -> list[Entry]: ...
+    def entries(
+        self, session_id: str, *, from_last_compaction: bool = False, after: str | None = None
+    ) -> list[Entry]:
+        """In order: all, or from the latest compaction's first kept entry on; with
+        `after`, only those after that entry (all, if the session has no such entry)."""
+        ...
 
     def context_items(self, session_id: str) -> tuple[list[ContextItem], str | None]:
         """What the context is built from, and the id of the session's last entry.

@@ -435,20 +435,26 @@ class SQLiteStore:
         rows = self._fetch("SELECT 1 FROM entries WHERE session_id = ? LIMIT 1", (session_id,))
         return bool(rows)
 
-    def entries(self, session_id: str, *, from_last_compaction: bool = False) -> list[Entry]:
-        return self._decoded(session_id, from_last_compaction, decode_entries)[0]
+    def entries(
+        self, session_id: str, *, from_last_compaction: bool = False, after: str | None = None
+    ) -> list[Entry]:
+        return self._decoded(session_id, from_last_compaction, after, decode_entries)[0]
 
     def context_items(self, session_id: str) -> tuple[list[ContextItem], str | None]:
-        return self._decoded(session_id, True, decode_context_items)
+        return self._decoded(session_id, True, None, decode_context_items)
 
     def _decoded(
-        self, session_id: str, from_last_compaction: bool, decode: Callable[[bytes], list[D]]
+        self,
+        session_id: str,
+        from_last_compaction: bool,
+        after: str | None,
+        decode: Callable[[bytes], list[D]],
     ) -> tuple[list[D], str | None]:
-        """The session's entries (from the context start, if asked) decoded by `decode`,
-        in order, and the id of its last entry."""
+        """The session's entries (from the context start, or after an entry, if asked)
+        decoded by `decode`, in order, and the id of its last entry."""
         try:
             start, blocks, loose, leaf_id = self._read(
-                lambda db: _entry_rows(db, session_id, from_last_compaction)
+                lambda db: _entry_rows(db, session_id, from_last_compaction, after)
             )
             with collector_paused():
                 out: list[D] = []
@@ -827,12 +833,22 @@ class SQLiteStore:
             self._db.close()
 
 
+def _seq_of(db: sqlite3.Connection, session_id: str, entry_id: str | None) -> int | None:
+    if not entry_id:
+        return None
+    hit = db.execute(
+        "SELECT seq FROM entries WHERE session_id = ? AND entry_id = ?", (session_id, entry_id)
+    ).fetchone()
+    return None if hit is None else int(hit[0])
+
+
 def _entry_rows(
-    db: sqlite3.Connection, session_id: str, from_last_compaction: bool
+    db: sqlite3.Connection, session_id: str, from_last_compaction: bool, after: str | None = None
 ) -> tuple[int, list[Any], list[Any], str | None]:
     """(first seq wanted, block rows, loose rows, id of the last entry) of a session.
 
-    From the last compaction on, and from the first entry it keeps, when asked.
+    From the last compaction on, and from the first entry it keeps, when asked; only
+    those after the entry `after`, when given (all of them when it is not there).
     """
     start = 0
     if from_last_compaction:
@@ -844,14 +860,15 @@ def _entry_rows(
         ).fetchone()
         if row is not None:
             start = row[0]
-            kept = getattr(decode_entry(row[1]), "first_kept_entry_id", None)
-            if kept:
-                hit = db.execute(
-                    "SELECT seq FROM entries WHERE session_id = ? AND entry_id = ?",
-                    (session_id, kept),
-                ).fetchone()
-                if hit is not None:
-                    start = min(start, hit[0])
+            kept = _seq_of(
+                db, session_id, getattr(decode_entry(row[1]), "first_kept_entry_id", None)
+            )
+            if kept is not None:
+                start = min(start, kept)
+    if after is not None:
+        seen = _seq_of(db, session_id, after)
+        if seen is not None:
+            start = max(start, seen + 1)
     blocks = db.execute(
         "SELECT first_seq, last_seq, body FROM entry_blocks "
         "WHERE session_id = ? AND last_seq >= ? ORDER BY last_seq",

@@ -54,7 +54,7 @@ class WorkerLink:
         self.wake = asyncio.Event()
         self.stopping = False  # a signal: end as the runtime closing does (`aborted`)
         self._last_evidence: Any = None
-        self._told_state: str | None = None
+        self._told: tuple[str, str | None] | None = None
 
     # ---- startup --------------------------------------------------------------------
 
@@ -145,12 +145,16 @@ class WorkerLink:
             await asyncio.sleep(EVIDENCE_INTERVAL_S)  # throttle: at most 4 writes a second
 
     async def _tell_state(self) -> None:
-        """Nudge the lead when the generation's recorded state changed, so its views
-        (list, the status widget) follow without polling."""
+        """Nudge the lead when the generation's recorded state changed or the agent
+        committed entries, so its views (list, the status widget, a viewer of this
+        agent) follow without polling."""
         live = self.rt.supervisor.live.get(self.generation_id)
-        if live is None or live.gen.state == self._told_state:
+        if live is None or self.agent is None:
             return
-        self._told_state = live.gen.state
+        told = (live.gen.state, self.agent.session.leaf_id)
+        if told == self._told:
+            return
+        self._told = told
         await remote.poke_holder(self.rt.supervisor, live.gen.owner_id)
 
     # ---- evidence ---------------------------------------------------------------------
@@ -181,6 +185,7 @@ class WorkerLink:
         elif isinstance(event, ToolStarted):
             text = f"\n$ {event.call.name} {json.dumps(event.call.args)[:200]}\n"
         elif isinstance(event, MessageCommitted):
+            self.wake.set()  # the lead hears of it at the next look (at most 4 a second)
             m = event.message
             if isinstance(m, ToolResultMessage):
                 text = m.text + "\n"

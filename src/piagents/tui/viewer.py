@@ -44,9 +44,12 @@ class ViewerScreen(Screen[None]):
         self.transcript = Transcript(id="viewer-transcript")
         self.editor = Editor(id="viewer-editor", placeholder="Message this Agent as its user")
         self._title = Static(id="viewer-title")
-        self._frames = FrameScheduler(self, self._refresh_title)
+        self._frames = FrameScheduler(self, self._refresh)
         self._label: str | None = None  # the name with its owners: fixed, read once
         self._title_text = ""
+        # An Agent another process runs (a managed agent's worker): its conversation
+        # is read from the store, then what it commits after the last entry shown.
+        self._last_shown: str | None = None
 
     @property
     def agent(self) -> Agent | None:
@@ -63,7 +66,7 @@ class ViewerScreen(Screen[None]):
         if agent is not None:
             self.transcript.follow(agent)
         else:
-            self.transcript.show_entries(self.runtime.store.entries(self.agent_id))
+            self._show_committed()
         self.runtime.coordinator.listeners.append(self._frames.poke)
         self._refresh_title()
         self.editor.focus()
@@ -81,6 +84,21 @@ class ViewerScreen(Screen[None]):
             if agent is not None
             else self.runtime.store.get_session(self.agent_id)
         )
+
+    def _show_committed(self) -> None:
+        """What the Agent committed since the last entry shown (all, the first time)."""
+        new = self.runtime.store.entries(self.agent_id, after=self._last_shown)
+        if new:
+            self._last_shown = new[-1].id
+            self.transcript.show_entries(new)
+            self.transcript.anchor()
+
+    def _refresh(self) -> None:
+        """On every change the runtime hears of: the title, and the conversation of an
+        Agent that runs elsewhere (its worker pokes this runtime when it commits)."""
+        if self.agent is None and self.transcript.agent is None:
+            self._show_committed()
+        self._refresh_title()
 
     def _refresh_title(self) -> None:
         if self._label is None:
