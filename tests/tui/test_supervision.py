@@ -31,6 +31,13 @@ async def delegate(app, task="Look around.", definition="generalist"):
     return result.details["agent"]
 
 
+async def press(pilot, button):
+    """Enter on a focused button, once it can be pressed again (a button ignores presses
+    while it shows the last one, about 0.2 s)."""
+    await until(pilot, lambda: not button.has_class("-active"), what="the button")
+    await pilot.press("enter")
+
+
 def live_labels(app):
     return [g.label for g in app.runtime.store.generations(root_id=app.root.id, live=True)]
 
@@ -280,6 +287,30 @@ async def test_message_limits_are_written_within_their_range(home, work, managed
 # ---- /agents: Stop all ------------------------------------------------------------------
 
 
+async def test_stop_all_is_cancelled_by_moving_away_and_says_when_nothing_runs(
+    home, work, managed, gate
+):
+    app = lead_app(home, work, managed)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(pilot)
+        screen = await open_section(pilot, "stop")
+        button = screen.query_one("#stop-all")
+        button.focus()
+        await press(pilot, button)
+        assert screen.message == "No managed agent to stop."
+        await delegate(app, "One.")
+        await until(pilot, lambda: len(gate.started) == 1, what="the agent")
+        await press(pilot, button)
+        assert str(button.label) == "Confirm: stop 1"
+        await pilot.press("shift+tab")
+        await until(pilot, lambda: screen.message == "Stop all cancelled.", what="cancel")
+        assert str(button.label) == "Stop all"
+        button.focus()
+        await press(pilot, button)
+        assert screen.message.startswith("Press again to close 1: generalist-1")
+        assert live_labels(app) == ["generalist-1"]
+
+
 async def test_stop_all_closes_every_managed_agent_of_the_lead(home, work, managed, gate):
     app = lead_app(home, work, managed)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -288,8 +319,15 @@ async def test_stop_all_closes_every_managed_agent_of_the_lead(home, work, manag
         await delegate(app, "Two.")
         await until(pilot, lambda: len(gate.started) == 2, what="both agents")
         screen = await open_section(pilot, "stop")
-        screen.query_one("#stop-all").focus()
-        await pilot.press("enter")
+        button = screen.query_one("#stop-all")
+        button.focus()
+        await press(pilot, button)
+        assert screen.message == (
+            "Press again to close 2: generalist-1, generalist-2 (and their own agents). "
+            "Move away to cancel."
+        )
+        assert len(live_labels(app)) == 2  # asked first, nothing closed yet
+        await press(pilot, button)
         await until(pilot, lambda: screen.message.startswith("Stopped"), what="Stop all")
         assert screen.message == "Stopped 2: generalist-1, generalist-2."
         assert live_labels(app) == []
@@ -345,8 +383,10 @@ async def test_lost_and_unknown_agents_are_marked_and_stop_all_reports_what_it_c
         assert status.lines[1].endswith("  openai/gpt-5 · high · ?")
         assert status.lines[2].startswith("? old-2  ")
         screen = await open_section(pilot, "stop")
-        screen.query_one("#stop-all").focus()
-        await pilot.press("enter")
+        button = screen.query_one("#stop-all")
+        button.focus()
+        await press(pilot, button)
+        await press(pilot, button)
         await until(pilot, lambda: screen.message.startswith("Stopped"), what="Stop all")
         assert screen.message_is_error
         assert screen.message == (

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import ClassVar, cast
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -42,7 +42,7 @@ RETIREMENT_HINT = (
     "instead of compacted: it finishes its coherent work and hands off."
 )
 LIMITS_HINT = "Bytes, from 1024 to 1048576; Enter writes the value."
-STOP_HINT = "Closes every managed agent of this lead (their own agents first)."
+STOP_HINT = "Closes every managed agent of this lead (their own agents first), after asking once."
 
 
 async def stop_all(runtime: Runtime, lead: Agent) -> tuple[list[str], list[str]]:
@@ -107,6 +107,7 @@ class SupervisionScreen(ModalScreen[str | None]):
         self.message = ""
         self.message_is_error = False
         self._editing: tuple[str, str] | None = None  # (definition, field)
+        self._stop_armed = False  # Stop all pressed once: the next press closes
         self._frames = FrameScheduler(self, self._refresh_running, delay=0.2)  # reads the store
         self._snapshot = SupervisionSnapshot(lead.id)
 
@@ -336,10 +337,37 @@ class SupervisionScreen(ModalScreen[str | None]):
     # ---- Stop all ---------------------------------------------------------------------
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
+        """Stop all asks first: the first press names what it would close, the second
+        closes it; moving away from the button cancels."""
         event.stop()
-        if event.button.id == "stop-all":
-            event.button.disabled = True
-            self._stop_all()
+        if event.button.id != "stop-all":
+            return
+        if not self._stop_armed:
+            labels = [
+                g.label for g in self.runtime.store.generations(owner_id=self.lead.id, live=True)
+            ]
+            if not labels:
+                self.say("No managed agent to stop.")
+                return
+            self._stop_armed = True
+            event.button.label = f"Confirm: stop {len(labels)}"
+            self.say(
+                f"Press again to close {len(labels)}: {', '.join(labels)} "
+                "(and their own agents). Move away to cancel."
+            )
+            return
+        self._disarm_stop()
+        event.button.disabled = True
+        self._stop_all()
+
+    def on_descendant_blur(self, event: events.DescendantBlur) -> None:
+        if self._stop_armed and event.widget.id == "stop-all":
+            self._disarm_stop()
+            self.say("Stop all cancelled.")
+
+    def _disarm_stop(self) -> None:
+        self._stop_armed = False
+        self.query_one("#stop-all", Button).label = "Stop all"
 
     @work(group="stop-all", exclusive=True)
     async def _stop_all(self) -> None:
