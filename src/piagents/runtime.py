@@ -31,6 +31,7 @@ from piagents.store import lease
 from piagents.store.base import LeaseHolder, SessionNotFound, Store
 from piagents.store.records import SessionRecord
 from piagents.store.sqlite import SQLiteStore
+from piagents.supervision import briefing
 from piagents.supervision.supervisor import Supervisor
 from piagents.supervision.tool import SupervisionTool
 
@@ -294,9 +295,11 @@ class Runtime:
         loop.system_prompt = self.system_prompt(session, tools)
         face = self.supervisor.face(session.record)
         if face == "managed":
-            loop.system_prompt = self.supervisor.system_prompt_for(agent, loop.system_prompt)
+            loop.system_prompt = briefing.managed_system_prompt(
+                self.supervisor, agent, loop.system_prompt
+            )
         elif face == "supervision":
-            addition = self.supervisor.system_prompt_addition(agent)
+            addition = briefing.system_prompt_addition(self.supervisor, agent)
             if addition:
                 loop.system_prompt = f"{loop.system_prompt}\n\n{addition}"
         self.agents[session.id] = agent
@@ -394,7 +397,7 @@ class Runtime:
             available = [*builtin_tools(), *self._extension_tools()]
             if wanted is not None:
                 available = [t for t in available if t.name in wanted]
-            return self.supervisor.tools_for_managed(agent, available)
+            return briefing.managed_tools(self.supervisor, agent, available)
         face_tool: Tool = (
             SupervisionTool(self.supervisor, agent)
             if face == "supervision"

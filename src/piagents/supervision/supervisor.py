@@ -38,7 +38,7 @@ from piagents.harness.events import (
 )
 from piagents.harness.loop import AgentLoop
 from piagents.harness.session import Session
-from piagents.harness.tools.base import Tool, ToolResult
+from piagents.harness.tools.base import ToolResult
 from piagents.harness.tools.foreground import foreground
 from piagents.store import lease
 from piagents.store.base import LeaseHolder
@@ -50,6 +50,7 @@ from piagents.supervision.attachments import (
     compose_message,
     resolve_attachments,
 )
+from piagents.supervision.briefing import MANAGED
 from piagents.supervision.definitions import (
     AgentDefinition,
     DefinitionError,
@@ -80,9 +81,6 @@ if TYPE_CHECKING:
     from piagents.agent import Agent
     from piagents.runtime import Runtime
     from piagents.supervision.worker import WorkerLink
-
-MANAGED = "managed"  # session meta key: {"definition", "label", "retired"?}
-MANAGED_BASH_TIMEOUT_S = 600.0  # bash calls of managed agents that give no timeout
 
 
 @dataclass(slots=True)
@@ -171,87 +169,13 @@ class Supervisor:
             operation,
         )
 
-    # ---- tools of managed agents ---------------------------------------------------
-
-    def tools_for_managed(self, agent: Agent, available: Sequence[Tool]) -> list[Tool]:
-        from piagents.harness.tools.bash import BashTool
-        from piagents.supervision.tool import AskOwnerTool, SupervisionTool
-
-        meta = agent.session.record.meta.get(MANAGED, {})
-        roster = self._roster_quietly(agent.cwd)
-        definition = roster.get(str(meta.get("definition"))) if roster else None
-        if definition is None:
-            names: set[str] = set()
-        else:
-            names = set(definition.effective_tools([t.name for t in available]))
-        tools: list[Tool] = [
-            BashTool(MANAGED_BASH_TIMEOUT_S) if t.name == "bash" else t
-            for t in available
-            if t.name in names
-        ]
-        tools.append(AskOwnerTool(self, agent))
-        record = agent.session.record
-        if (
-            definition is not None
-            and definition.is_delegating
-            and record.owner_id == record.root_id
-        ):
-            tools.append(SupervisionTool(self, agent))
-        return tools
-
     def _roster_quietly(self, cwd: str) -> Roster | None:
+        """The roster for `cwd`, or None where it cannot be read (its error is reported
+        by the actions that need it)."""
         try:
             return self.roster(cwd, "agent")
         except SupervisionError:
             return None
-
-    def system_prompt_addition(self, agent: Agent) -> str:
-        """For a lead or a delegating agent, the roster as `list` shows it (a startup
-        snapshot); for a managed agent, how its result and questions travel."""
-        return self._prompt_addition(agent, self._roster_quietly(agent.cwd))
-
-    def _prompt_addition(self, agent: Agent, roster: Roster | None) -> str:
-        record = agent.session.record
-        face = self.face(record)
-        parts: list[str] = []
-        if face == MANAGED:
-            meta = record.meta.get(MANAGED, {})
-            parts.append(
-                f"You are the managed agent {meta.get('label')} (definition "
-                f"{meta.get('definition')}). Your final answer is your result: it is "
-                "delivered to your owner once, when your assignment ends, so make it "
-                "complete and self-contained. To ask your owner something you cannot "
-                "decide alone, call ask_owner (one question per assignment)."
-            )
-        if roster is None:
-            return "\n\n".join(parts)
-        viewer: AgentDefinition | None = None
-        if face == MANAGED:
-            meta = record.meta.get(MANAGED, {})
-            viewer = roster.get(str(meta.get("definition")))
-            if viewer is None or not viewer.is_delegating:
-                return "\n\n".join(parts)
-        elif face != "supervision":
-            return ""
-        lines = [_definition_line(d) for d in roster.records(viewer)]
-        parts.append(
-            "Agent definitions you can delegate to (a snapshot; call list for the current "
-            "roster and agents):\n" + "\n".join(lines or ["(none)"])
-        )
-        return "\n\n".join(parts)
-
-    def system_prompt_for(self, agent: Agent, base: str) -> str:
-        """A managed agent's system prompt: its definition's body appended to, or
-        replacing, the coding prompt."""
-        meta = agent.session.record.meta.get(MANAGED, {})
-        roster = self._roster_quietly(agent.cwd)
-        definition = roster.get(str(meta.get("definition"))) if roster else None
-        addition = self._prompt_addition(agent, roster)  # the roster read once
-        if definition is None:
-            return "\n\n".join(p for p in (base, addition) if p)
-        if definition.system_prompt_mode == "replace":
-            return "\n\n".join(p for p in (definition.system_prompt, addition) if p)
-        return "\n\n".join(p for p in (base, definition.system_prompt, addition) if p)
 
     # ---- list ------------------------------------------------------------------------
 
@@ -334,7 +258,7 @@ class Supervisor:
                 )
             )
         defs = roster.records(definition)
-        text = texts.list_text([_definition_line_record(d) for d in defs], lines)
+        text = texts.list_text([texts.definition_line_record(d) for d in defs], lines)
         return ToolResult(text, {"action": "list", "agent_definitions": defs, "agents": records})
 
     def session_path(self, session_id: str) -> str:
@@ -1142,18 +1066,3 @@ def project_dir(cwd: Path) -> Path:
 def _compact(args: Any) -> str:
     text = msgspec.json.encode(args).decode()
     return text if len(text) <= 200 else text[:199] + "…"
-
-
-def _definition_line(record: dict[str, Any]) -> str:
-    return texts.definition_line(_definition_line_record(record))
-
-
-def _definition_line_record(record: dict[str, Any]) -> texts.DefinitionLine:
-    return texts.DefinitionLine(
-        name=str(record["name"]),
-        description=str(record.get("description") or ""),
-        layer=str(record.get("layer") or ""),
-        enabled=bool(record.get("enabled", True)),
-        trusted=bool(record.get("trusted", True)),
-        delegates_to=tuple(record.get("delegates_to") or ()),
-    )

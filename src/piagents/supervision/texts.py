@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 # ---- the `agent` tool ------------------------------------------------------------
 
@@ -236,6 +236,18 @@ def closed(
     if session is not None:
         parts.append(f"Its session {session} remains available for continue.")
     return " ".join(parts)
+
+
+def definition_line_record(record: dict[str, Any]) -> DefinitionLine:
+    """A definition as `Roster.records` describes it, for `definition_line`."""
+    return DefinitionLine(
+        name=str(record["name"]),
+        description=str(record.get("description") or ""),
+        layer=str(record.get("layer") or ""),
+        enabled=bool(record.get("enabled", True)),
+        trusted=bool(record.get("trusted", True)),
+        delegates_to=tuple(record.get("delegates_to") or ()),
+    )
 
 
 def definition_line(d: DefinitionLine) -> str:
