@@ -283,6 +283,18 @@ def test_a_trusted_project_definition_overrides_a_bundled_one(home: Path, projec
     assert dict(roster.untrusted) == {}
 
 
+def test_an_edited_definition_is_read_again_at_the_next_discovery(home: Path) -> None:
+    write(global_agents(home), "mine.md", "name: tester\ndescription: First.\n")
+    assert discover(home, None, trusted=True).definitions["tester"].description == "First."
+    write(global_agents(home), "mine.md", "name: tester\ndescription: Second.\n")
+    assert discover(home, None, trusted=True).definitions["tester"].description == "Second."
+    write(global_agents(home), "mine.md", "name: tester\nthinking: lots\n")
+    with pytest.raises(DefinitionError, match="thinking"):
+        discover(home, None, trusted=True)
+    (global_agents(home) / "mine.md").unlink()
+    assert "tester" not in discover(home, None, trusted=True).definitions
+
+
 def test_a_global_definition_overrides_project_and_bundled(home: Path, project: Path) -> None:
     write(project_agents(project), "s.md", "name: scout\ndescription: Project.\n")
     write(global_agents(home), "mine.md", "name: scout\ndescription: Global.\n")

@@ -418,13 +418,20 @@ def _dir_sources(folder: Path, problems: list[str]) -> list[_Source]:
     ]
 
 
+@functools.lru_cache(maxsize=256)
+def _parsed(text: str, path: str, layer: Layer) -> AgentDefinition:
+    """`parse_definition`, remembered by the file's text: every `list` and `delegate`
+    reads the definitions again (edits count at once) but parses only what changed."""
+    return parse_definition(text, path=path, layer=layer)
+
+
 def _load_layer(
     sources: Iterable[_Source], layer: Layer, problems: list[str]
 ) -> dict[str, AgentDefinition]:
     found: dict[str, AgentDefinition] = {}
     for path, read in sources:
         try:
-            definition = parse_definition(read(), path=path, layer=layer)
+            definition = _parsed(read(), path, layer)
         except DefinitionError as exc:
             problems.extend(exc.problems)
             continue
