@@ -278,25 +278,13 @@ class Coordinator:
         holder = self.rt.store.lease_of(recipient.id)
         if holder is None and delivery == "write":
             raise AgentCallError(texts.write_to_offline(self.shown(recipient, reader)))
-        if holder is None and not self.rt.wake_in_process:
-            return await self.post(sender, recipient, text, delivery, serve=True)
-        if holder is None:
-            try:
-                agent = await self.rt.wake(recipient)
-            except SessionInUse:
-                holder = self.rt.store.lease_of(recipient.id)
-            else:
-                return self.accept(sender, agent, text, delivery)
-        return await self.post(sender, recipient, text, delivery, serve=False)
+        if holder is None and self.rt.wake_in_process:
+            with contextlib.suppress(SessionInUse):  # taken meanwhile: leave it there
+                return self.accept(sender, await self.rt.wake(recipient), text, delivery)
+        return await self.post(sender, recipient, text, delivery)
 
     async def post(
-        self,
-        sender: Agent | None,
-        recipient: SessionRecord,
-        text: str,
-        delivery: str,
-        *,
-        serve: bool,
+        self, sender: Agent | None, recipient: SessionRecord, text: str, delivery: str
     ) -> Accepted:
         """Leave a message in the store for the runtime that holds (or will hold) a root."""
         sender_rec = sender.session.record if sender is not None else None
@@ -305,10 +293,7 @@ class Coordinator:
         stored = self._record_input(
             recipient.id, recipient, sender_rec, kind, delivery, text, False, delivered=False
         )
-        holder = self.rt.store.lease_of(recipient.id)
-        poked = holder is not None and await poke(holder.token)
-        if serve or (not poked and self.rt.store.lease_of(recipient.id) is None):
-            self.rt.serve_in_background(recipient.id)
+        await self.reach(recipient)
         return Accepted(stored, False, None)
 
     async def _post_to_worker(
@@ -350,7 +335,8 @@ class Coordinator:
 
     async def reach(self, recipient: SessionRecord) -> None:
         """Messages wait in the store for `recipient`, which is not loaded here: tell the
-        runtime holding its tree, or wake its root to take them."""
+        runtime holding its tree, or start its root to take them (here, when this
+        runtime wakes roots itself, else in a background `pi-agents serve`)."""
         root_id = recipient.root_id or recipient.id
         holder = self.rt.store.lease_of(root_id)
         if holder is not None and await poke(holder.token):
