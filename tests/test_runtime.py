@@ -510,3 +510,23 @@ async def test_call_tool_details_are_always_a_json_serialisable_dict(home: Path)
             res = await root.call_tool(name, args)
             assert isinstance(res.details, dict)
             json.dumps(res.details)
+
+
+def test_a_worker_is_given_the_options_not_in_the_homes_settings_file(home: Path) -> None:
+    assert piagents.Runtime(home).worker_options() == {}
+    rt = piagents.Runtime(
+        home,
+        model="openai/gpt-5",
+        thinking="high",
+        settings={"pi-agents": {"abortTimeoutMs": 900}},
+        tools=["read"],
+        system_prompt="Be brief.",
+        append_system_prompt="RULES: none",
+    )
+    assert rt.worker_options() == {
+        "settings": {"pi-agents": {"abortTimeoutMs": 900}},
+        "tools": ["read"],
+        "systemPrompt": "Be brief.",
+        "appendSystemPrompt": "RULES: none",
+        "thinking": "high",
+    }

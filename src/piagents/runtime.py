@@ -68,6 +68,7 @@ class Runtime:
         self.home = Path(home).expanduser() if home is not None else default_home()
         self.home.mkdir(parents=True, exist_ok=True)
         self.settings: Settings = load_settings(self.home, settings)
+        self._settings_given = settings
         if self.settings.errors:
             raise SettingsError("\n".join(self.settings.errors))
         function_model = model if isinstance(model, FunctionModel) else None
@@ -78,6 +79,7 @@ class Runtime:
         self.default_thinking: ThinkingLevel = (
             parse_thinking_level(thinking) if thinking else self.settings.default_thinking
         )
+        self._thinking_given = bool(thinking)
         self.providers = ProviderRegistry(self.settings, function_model)
         self.tool_names = tools
         self.custom_system_prompt = system_prompt
@@ -100,6 +102,18 @@ class Runtime:
         # Where managed agents run when settings name no placement (the CLI: `process`).
         self.default_placement = "inline"
         self.supervisor = Supervisor(self)
+
+    def worker_options(self) -> dict[str, Any]:
+        """What a managed agent's worker process needs of this runtime's own options
+        (those not in the home's settings file), as JSON."""
+        options: dict[str, Any] = {
+            "settings": self._settings_given,
+            "tools": self.tool_names,
+            "systemPrompt": self.custom_system_prompt,
+            "appendSystemPrompt": self.append_system_prompt,
+            "thinking": self.default_thinking if self._thinking_given else None,
+        }
+        return {k: v for k, v in options.items() if v is not None}
 
     @property
     def warnings(self) -> tuple[str, ...]:

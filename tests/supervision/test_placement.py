@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from piagents.store import lease
 from piagents.supervision import placement
 
@@ -36,6 +38,33 @@ def test_inspect_evidence_is_replaced_whole_and_read_back(tmp_path: Path) -> Non
     (placement.run_dir(tmp_path, "g1") / "inspect.json").write_text("{broken")
     assert placement.read_inspect(tmp_path, "g1") == {}
     assert json.loads(json.dumps(evidence)) == evidence
+
+
+def test_the_leads_runtime_options_are_read_back_by_its_worker(tmp_path: Path) -> None:
+    folder = placement.run_dir(tmp_path, "g1")
+    folder.mkdir(parents=True)
+    assert placement.read_options(tmp_path, "g1") == {}  # written by a lead of before
+    options = {"settings": {"pi-agents": {"abortTimeoutMs": 900}}, "tools": ["read"]}
+    (folder / placement.OPTIONS_FILE).write_text(json.dumps(options))
+    assert placement.read_options(tmp_path, "g1") == options
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("{not json", "cannot be read"),
+        ("[]", "expected a JSON object"),
+        ('{"colour": "red"}', "unknown option 'colour'"),
+        ('{"tools": "read"}', "option 'tools' has the wrong type"),
+        ('{"tools": [1]}', "option 'tools' has the wrong type"),
+    ],
+)
+def test_a_broken_options_file_is_a_clear_error(tmp_path: Path, text: str, problem: str) -> None:
+    folder = placement.run_dir(tmp_path, "g1")
+    folder.mkdir(parents=True)
+    (folder / placement.OPTIONS_FILE).write_text(text)
+    with pytest.raises(placement.OptionsError, match=problem):
+        placement.read_options(tmp_path, "g1")
 
 
 def test_killing_a_worker_kills_the_commands_of_its_process_group() -> None:

@@ -655,6 +655,27 @@ async def test_the_lead_hears_each_step_a_worker_commits(
     assert g.outcome == "completed"
 
 
+async def test_a_worker_runs_with_the_sdk_options_of_its_leads_runtime(
+    home: Path, work: Path, workers: list[int]
+) -> None:
+    # Options given to the SDK's Runtime, not in the home's settings file.
+    async with piagents.Runtime(
+        home,
+        model=MODEL,
+        settings=_settings(),
+        tools=["agent", "read", "ls"],
+        append_system_prompt="RULES: answer in French",
+    ) as rt:
+        lead = await rt.open_root(cwd=work)
+        assert not (home / "settings.json").exists()
+        details = await delegate(lead, "report your setup", workers)
+        g = await until(lambda: (g := generation(rt, details["request"])).outcome and g)
+        assert (g.outcome, g.result) == (
+            "completed",
+            "tools: ask_owner,ls,read; rules: answer in French",
+        )
+
+
 async def test_a_restarted_lead_answers_a_live_workers_question(
     home: Path, work: Path, workers: list[int]
 ) -> None:

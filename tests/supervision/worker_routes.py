@@ -3,7 +3,8 @@
 The lead and its managed agents share the model (the bundled definitions name
 none); a managed agent is told so in its system prompt. A managed agent reads
 its latest user message: `sleep N` runs `sleep N` in the shell first (`K sleeps of
-N`: K times, one after another), `ask: Q`
+N`: K times, one after another), `report your setup` answers with its tools and
+the `RULES: ` line of its system prompt, `ask: Q`
 asks its owner Q first; then it answers `done: <that message>`, or with the
 owner's reply. A delegating agent given `delegate: T` delegates T to a scout.
 """
@@ -33,6 +34,9 @@ def route(call: ModelCall) -> str | Reply:
             args = {"action": "delegate", "definition": "scout", "task": task}
             return Reply(tool_calls=[ToolCall("agent", args)])
         return "waiting for the scout"
+    if "report your setup" in text:
+        rules = call.system_prompt.split("RULES: ", 1)[-1].split("\n", 1)[0]
+        return f"tools: {','.join(sorted(call.tools))}; rules: {rules}"
     steps = re.search(r"(\d+) sleeps of (\d+(?:\.\d+)?)", text)
     if steps and len(results) < int(steps.group(1)):
         return Reply(tool_calls=[ToolCall("bash", {"command": f"sleep {steps.group(2)}"})])

@@ -28,6 +28,7 @@ from piagents.supervision.output_tail import OutputTail
 TMUX_SESSION = "pi-agents"
 INSPECT_FILE = "inspect.json"
 LOG_FILE = "worker.log"
+OPTIONS_FILE = "runtime.json"  # the lead's runtime options a worker runs with
 PANE_LINES = 80
 REMOTE = ("process", "tmux")
 # Variables of the caller's terminal that must not leak into a tmux pane.
@@ -86,9 +87,14 @@ def loadable_model(model: str) -> bool:
     return provider != "faux" or ":" in model_id
 
 
-async def spawn(home: Path, generation_id: str, placement: str) -> Spawned:
+async def spawn(
+    home: Path, generation_id: str, placement: str, options: dict[str, Any] | None = None
+) -> Spawned:
+    """Start a worker for the generation; `options` are the lead's runtime options
+    (`Runtime.worker_options`), written where the worker reads them first."""
     folder = run_dir(home, generation_id)
     folder.mkdir(parents=True, exist_ok=True)
+    write_atomically(folder / OPTIONS_FILE, json.dumps(options or {}), durable=False)
     command = worker_command(home, generation_id)
     if placement == "tmux":
         return await _spawn_in_tmux(command, folder)
@@ -178,6 +184,44 @@ async def wait_gone(g: GenerationRecord, timeout: float) -> bool:
             return False
         await asyncio.sleep(0.05)
     return True
+
+
+# ---- the lead's runtime options ---------------------------------------------------------
+
+
+class OptionsError(Exception):
+    """The worker's options file cannot be used."""
+
+
+_OPTION_TYPES: dict[str, type] = {
+    "settings": dict,
+    "tools": list,
+    "systemPrompt": str,
+    "appendSystemPrompt": str,
+    "thinking": str,
+}
+
+
+def read_options(home: Path, generation_id: str) -> dict[str, Any]:
+    """The options a worker runs with: `{}` when the lead wrote none (an older lead)."""
+    path = run_dir(home, generation_id) / OPTIONS_FILE
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise OptionsError(f"{path}: cannot be read: {exc}") from exc
+    if not isinstance(data, dict):
+        raise OptionsError(f"{path}: expected a JSON object")
+    for key, value in data.items():
+        wanted = _OPTION_TYPES.get(key)
+        if wanted is None:
+            raise OptionsError(f"{path}: unknown option {key!r}")
+        if not isinstance(value, wanted) or (
+            isinstance(value, list) and not all(isinstance(v, str) for v in value)
+        ):
+            raise OptionsError(f"{path}: option {key!r} has the wrong type")
+    return data
 
 
 # ---- inspect evidence ---------------------------------------------------------------

@@ -116,7 +116,7 @@ async def start(
         # Until the worker records itself (only it writes the generation meanwhile), the
         # lead's own process is its evidence: a lead killed now leaves it `lost`, and a
         # worker starting after that finds it no longer `starting` and exits.
-        spawned = await placement.spawn(sup.rt.home, g.id, g.placement)
+        spawned = await placement.spawn(sup.rt.home, g.id, g.placement, sup.rt.worker_options())
         timeout = (timeout_ms or DEFAULT_START_TIMEOUT_MS) / 1000
         return await _wait_started(sup, g, spawned, timeout)
     except (placement.PlacementError, OSError, TimeoutError, _WorkerExited) as exc:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from piagents.ai.messages import AssistantMessage, ToolResultMessage, now_ms
-from piagents.config import default_home
+from piagents.config import SettingsError, default_home
 from piagents.harness.events import AssistantDelta, LoopEvent, MessageCommitted, ToolStarted
 from piagents.harness.tools.foreground import foreground
 from piagents.store.records import GenerationRecord, InputRecord
@@ -254,7 +254,19 @@ async def run_worker(home: Path, generation_id: str) -> int:
     handler = logging.FileHandler(folder / placement.LOG_FILE)
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
     logging.getLogger("piagents").addHandler(handler)
-    runtime = Runtime(home)
+    try:
+        options = placement.read_options(home, generation_id)
+        runtime = Runtime(
+            home,
+            thinking=options.get("thinking"),
+            settings=options.get("settings"),
+            tools=options.get("tools"),
+            system_prompt=options.get("systemPrompt"),
+            append_system_prompt=options.get("appendSystemPrompt"),
+        )
+    except (placement.OptionsError, SettingsError, ValueError) as exc:
+        log.error("worker for generation %s cannot start: %s", generation_id, exc)
+        return 1
     runtime.wake_in_process = False  # never load the lead here: its results wait in the store
     async with runtime:
         link = WorkerLink(runtime, generation_id)
