@@ -530,3 +530,23 @@ def test_a_worker_is_given_the_options_not_in_the_homes_settings_file(home: Path
         "appendSystemPrompt": "RULES: none",
         "thinking": "high",
     }
+
+
+async def test_an_unloaded_agent_is_freed_at_once_not_by_a_later_collection(
+    home: Path, work: Path
+) -> None:
+    import gc
+    import weakref
+
+    gc.disable()  # only reference counting frees it
+    try:
+        async with piagents.Runtime(home, model=FunctionModel(lambda call: "ok")) as rt:
+            root = await rt.open_root(cwd=work)
+            await root.prompt("hi")
+            session = weakref.ref(root.session)
+        with pytest.raises(RuntimeError, match="the agent is closed"):
+            await root.call_tool("agent", {"action": "list"})
+        del root
+        assert session() is None
+    finally:
+        gc.enable()

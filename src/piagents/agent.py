@@ -83,6 +83,8 @@ class Agent:
         """Invoke a tool this Agent is offered, as if its model had called it.
 
         `details` is always a dict (empty when the tool reports none)."""
+        if self.loop.closed:
+            raise RuntimeError("the agent is closed")  # as a prompt to it says
         result = await self.loop.run_tool(
             ToolCall(name, dict(args) if isinstance(args, dict) else args)
         )

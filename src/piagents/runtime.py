@@ -189,7 +189,12 @@ class Runtime:
                 reverse=True,
             ):
                 await self.unload(child, timeout)
-        if not await agent.loop.close(timeout):
+        if await agent.loop.close(timeout):
+            # Its tools know the Agent: without them the Agent, its loop and its session
+            # (a long one is most of the memory) are freed when the last reference
+            # goes, not at some later collection of cycles.
+            agent.loop.tools = {}
+        else:
             # Abandoned: it no longer counts as live work, but may run until we exit.
             self.abandoned.append(agent.id)
             log.warning(
