@@ -342,7 +342,7 @@ class PiAgentsApp(App[int]):
 
     def action_scroll_transcript(self, direction: int) -> None:
         if direction < 0:
-            self.transcript.scroll_page_up()
+            self.transcript.scroll_page_up_or_earlier()
         else:
             self.transcript.scroll_page_down()
 

@@ -30,6 +30,8 @@ from piagents.tui.frames import FrameScheduler
 from piagents.tui.message_text import agent_message
 
 _SHOWN = (AssistantDelta, AssistantRetry, Compacted, MessageCommitted, RunEnded, ToolStarted)
+RECENT_ENTRIES = 80  # shown when a conversation opens; the rest a page at a time
+EARLIER_PAGE = 80
 
 
 class Transcript(VerticalScroll):
@@ -47,6 +49,11 @@ class Transcript(VerticalScroll):
         self._frames = FrameScheduler(self, self._flush)
         self._current: AssistantBlock | None = None
         self._tools: dict[str, ToolBlock] = {}
+        # Entries not shown yet, before the first one shown: a long conversation opens
+        # at its end (mounting thousands of blocks takes seconds) and shows a page more
+        # each time the reader reaches the top.
+        self._earlier: list[Entry] = []
+        self._earlier_notice: Notice | None = None
 
     def on_mount(self) -> None:
         self.anchor()
@@ -56,7 +63,7 @@ class Transcript(VerticalScroll):
     def follow(self, agent: Agent) -> None:
         """Show `agent`'s conversation so far and follow it live."""
         self.unfollow()
-        self.show_entries(agent.session.entries)
+        self.show_entries(agent.session.entries, recent=RECENT_ENTRIES)
         self.agent = agent
         agent.loop.listeners.append(self._on_event)
 
@@ -81,17 +88,73 @@ class Transcript(VerticalScroll):
         self.unfollow()
         self._current = None
         self._tools.clear()
+        self._earlier = []
+        self._earlier_notice = None
         self.remove_children()
 
-    def show_entries(self, entries: Sequence[Entry]) -> None:
+    def show_entries(self, entries: Sequence[Entry], *, recent: int | None = None) -> None:
+        """Add `entries` at the end; with `recent`, only about that many of the last
+        ones, the others shown when the reader scrolls up to them."""
+        if recent is not None and len(entries) > recent:
+            cut = _page_start(entries, len(entries) - recent)
+            self._earlier = [*self._earlier, *entries[:cut]]
+            entries = entries[cut:]
+        widgets = self._widgets_for(entries)
+        if self._earlier and self._earlier_notice is None:
+            self._earlier_notice = Notice("")
+            widgets.insert(0, self._earlier_notice)
+        self._say_earlier()
+        if widgets:
+            self.mount_all(widgets)
+
+    def show_earlier(self) -> None:
+        """Show the page of entries before the first one shown, keeping the view still."""
+        if not self._earlier or self._earlier_notice is None:
+            return
+        cut = _page_start(self._earlier, max(0, len(self._earlier) - EARLIER_PAGE))
+        page, self._earlier = self._earlier[cut:], self._earlier[:cut]
+        widgets = self._widgets_for(page)
+        notice = self._earlier_notice
+        shown_first = next((c for c in self.children if c is not notice), None)
+        if widgets:
+            self.mount_all(widgets, after=notice)
+        if not self._earlier:
+            self._earlier_notice = None
+            notice.remove()
+        else:
+            self._say_earlier()
+        if shown_first is not None:
+            # Where the reader was: the newly shown page is above it.
+            self.call_after_refresh(self.scroll_to_widget, shown_first, top=True, animate=False)
+
+    def _say_earlier(self) -> None:
+        if self._earlier_notice is not None:
+            n = len(self._earlier)
+            self._earlier_notice.update(
+                f"▲ {n:,} earlier {'entry' if n == 1 else 'entries'}: "
+                "scroll up or press PageUp at the top to show them."
+            )
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if new_value <= 0 < old_value and self._earlier:
+            self.call_later(self.show_earlier)
+
+    def scroll_page_up_or_earlier(self) -> None:
+        """PageUp: up a page, or at the top, the entries before those shown."""
+        if self.scroll_y <= 0 and self._earlier:
+            self.show_earlier()
+        else:
+            self.scroll_page_up()
+
+    def _widgets_for(self, entries: Sequence[Entry]) -> list[Widget]:
         widgets: list[Widget] = []
         for entry in entries:
             if isinstance(entry, MessageEntry):
                 widgets.extend(self._blocks_for(entry.message))
             elif isinstance(entry, CompactionEntry):
                 widgets.append(Notice(f"Context compacted ({entry.tokens_before} tokens before)."))
-        if widgets:
-            self.mount_all(widgets)
+        return widgets
 
     def notice(self, text: str, *, error: bool = False) -> None:
         self.mount(Notice(text, error=error))
@@ -197,6 +260,17 @@ class Transcript(VerticalScroll):
             widgets.append(AssistantBlock(message))
         widgets.extend(self._tool_blocks(message))
         return widgets
+
+
+def _page_start(entries: Sequence[Entry], at: int) -> int:
+    """`at`, or the nearest start before it that does not part tool results from the
+    message whose calls they answer."""
+    while at > 0:
+        entry = entries[at]
+        if not (isinstance(entry, MessageEntry) and isinstance(entry.message, ToolResultMessage)):
+            break
+        at -= 1
+    return at
 
 
 def _has_answer(message: AssistantMessage) -> bool:

@@ -18,7 +18,7 @@ from piagents.store.records import SessionRecord
 from piagents.tui.agent_list import owners_label
 from piagents.tui.editor import Editor
 from piagents.tui.frames import FrameScheduler
-from piagents.tui.transcript import Transcript
+from piagents.tui.transcript import RECENT_ENTRIES, Transcript
 
 HINT = "Enter sends · Alt+Enter follow-up · Esc interrupts · Ctrl+C clears, or closes when empty"
 
@@ -87,10 +87,11 @@ class ViewerScreen(Screen[None]):
 
     def _show_committed(self) -> None:
         """What the Agent committed since the last entry shown (all, the first time)."""
+        first = self._last_shown is None
         new = self.runtime.store.entries(self.agent_id, after=self._last_shown)
         if new:
             self._last_shown = new[-1].id
-            self.transcript.show_entries(new)
+            self.transcript.show_entries(new, recent=RECENT_ENTRIES if first else None)
             self.transcript.anchor()
 
     def _refresh(self) -> None:
