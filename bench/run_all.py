@@ -18,7 +18,7 @@ from typing import Any
 
 from _common import BENCH_DIR, machine, note, subprocess_env
 
-BENCHES = ("turn", "reopen", "version", "fanout", "latency", "list", "memory")
+BENCHES = ("turn", "reopen", "version", "fanout", "latency", "list", "memory", "tui_open")
 # Extra arguments of the full run (the defaults of each script otherwise).
 FULL_ARGS: dict[str, list[str]] = {"fanout": ["--reps", "5"], "memory": ["--reps", "3"]}
 

@@ -30,8 +30,8 @@ from piagents.tui.frames import FrameScheduler
 from piagents.tui.message_text import agent_message
 
 _SHOWN = (AssistantDelta, AssistantRetry, Compacted, MessageCommitted, RunEnded, ToolStarted)
-RECENT_ENTRIES = 80  # shown when a conversation opens; the rest a page at a time
-EARLIER_PAGE = 80
+RECENT_ENTRIES = 40  # shown when a conversation opens (a few screens); the rest a page at a time
+EARLIER_PAGE = 40
 
 
 class Transcript(VerticalScroll):
