@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import msgspec
 from tui_support import make_app, screen_text, started, submit, type_text, until, user_texts
 
 from piagents.agents.listing import unwrap
 from piagents.ai.messages import AssistantMessage, TextContent, UserMessage
 from piagents.harness.session import Session
-from piagents.store.records import SessionRecord
+from piagents.store.records import GenerationRecord, SessionRecord
+from piagents.supervision import placement
 from piagents.testing import Reply, ToolCall
 from piagents.tui.agent_list import AgentListScreen, agent_entries, owners_label
 from piagents.tui.viewer import ViewerScreen
@@ -282,3 +284,47 @@ async def test_the_viewer_follows_what_an_agent_run_elsewhere_commits(home, work
         await until(pilot, lambda: "working on it" in screen_text(app), what="the new entry")
         assert screen_text(app).count("first task") == 1  # only what is new was added
         assert viewer.agent is None
+
+
+async def test_the_viewer_shows_the_live_output_of_an_agent_working_elsewhere(home, work, script):
+    script.on(None, lambda call: "root reply")
+    app = make_app(home, work, script)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(pilot)
+        root = app.root.session.record
+        store = app.runtime.store
+        elsewhere = Session.create(
+            store, cwd=str(work), model="faux/x", name="far", owner_id=root.id, root_id=root.id
+        )
+        elsewhere.append_message(UserMessage.of("first task"))
+        g = GenerationRecord(
+            id="g1",
+            label="far",
+            definition="generalist",
+            root_id=root.id,
+            owner_id=root.id,
+            session_id=elsewhere.id,
+            cwd=str(work),
+            task="first task",
+            placement="process",
+            state="working",
+            pid=999999,
+        )
+        store.add_generation(g)
+        output = "\n".join(f"line {i}" for i in range(10)) + "\nhalf a sentence so f"
+        placement.write_inspect(app.runtime.home, "g1", {"recent_output": output})
+        viewer = ViewerScreen(app.runtime, app.root, elsewhere.id)
+        await app.push_screen(viewer)
+        live = viewer.query_one("#viewer-live")
+        await until(pilot, lambda: "half a sentence so f" in screen_text(app), what="live")
+        assert str(live.render()).splitlines() == [
+            "line 5",
+            "line 6",
+            "line 7",
+            "line 8",
+            "line 9",
+            "half a sentence so f",
+        ]
+        ended = msgspec.structs.replace(g, state="ended", outcome="completed", ended=1)
+        assert store.update_generation(ended, end=True)
+        await until(pilot, lambda: not live.display, what="the live output to go")

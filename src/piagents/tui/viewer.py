@@ -15,11 +15,14 @@ from piagents.agent import Agent
 from piagents.agents.coordinator import AgentCallError
 from piagents.runtime import Runtime
 from piagents.store.records import SessionRecord
+from piagents.supervision import remote
 from piagents.tui.agent_list import owners_label
 from piagents.tui.editor import Editor
 from piagents.tui.frames import FrameScheduler
 from piagents.tui.transcript import RECENT_ENTRIES, Transcript
 
+LIVE_INTERVAL_S = 0.5  # how often the live output of an Agent run elsewhere is read
+LIVE_LINES = 6
 HINT = "Enter sends · Alt+Enter follow-up · Esc interrupts · Ctrl+C clears, or closes when empty"
 
 
@@ -30,6 +33,10 @@ class ViewerScreen(Screen[None]):
     ViewerScreen { layout: vertical; }
     ViewerScreen > #viewer-title { height: 1; padding: 0 1; background: $accent 20%; }
     ViewerScreen > #viewer-hint { height: 1; padding: 0 1; color: $text-muted; }
+    ViewerScreen > #viewer-live {
+        height: auto; max-height: 8; padding: 0 1; color: $text-muted;
+        border-top: solid $accent 30%; display: none;
+    }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -50,6 +57,10 @@ class ViewerScreen(Screen[None]):
         # An Agent another process runs (a managed agent's worker): its conversation
         # is read from the store, then what it commits after the last entry shown.
         self._last_shown: str | None = None
+        # While such an Agent works: the last lines of its live output (what its worker
+        # last wrote for `inspect`), text that is not committed yet included.
+        self._live = Static(id="viewer-live")
+        self._live_text = ""
 
     @property
     def agent(self) -> Agent | None:
@@ -58,6 +69,7 @@ class ViewerScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield self._title
         yield self.transcript
+        yield self._live
         yield self.editor
         yield Static(HINT, id="viewer-hint")
 
@@ -67,6 +79,7 @@ class ViewerScreen(Screen[None]):
             self.transcript.follow(agent)
         else:
             self._show_committed()
+            self.set_interval(LIVE_INTERVAL_S, self._refresh_live)
         self.runtime.coordinator.listeners.append(self._frames.poke)
         self._refresh_title()
         self.editor.focus()
@@ -93,6 +106,20 @@ class ViewerScreen(Screen[None]):
             self._last_shown = new[-1].id
             self.transcript.show_entries(new, recent=RECENT_ENTRIES if first else None)
             self.transcript.anchor()
+
+    def _refresh_live(self) -> None:
+        text = ""
+        if self.agent is None and self.transcript.agent is None:
+            sup = self.runtime.supervisor
+            for g in self.runtime.store.generations(session_id=self.agent_id, live=True):
+                if remote.is_remote(g) and g.id not in sup.live:
+                    output = remote.inspect(sup, g)[0].rstrip("\n")
+                    text = "\n".join(output.splitlines()[-LIVE_LINES:])
+                    break
+        if text != self._live_text:
+            self._live_text = text
+            self._live.update(Text(text))
+            self._live.display = bool(text)
 
     def _refresh(self) -> None:
         """On every change the runtime hears of: the title, and the conversation of an
