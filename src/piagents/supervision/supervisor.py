@@ -39,7 +39,6 @@ from piagents.harness.events import (
 from piagents.harness.loop import AgentLoop
 from piagents.harness.session import Session
 from piagents.harness.tools.base import ToolResult
-from piagents.harness.tools.foreground import foreground
 from piagents.store import lease
 from piagents.store.base import LeaseHolder
 from piagents.store.records import GenerationRecord, InputRecord, SessionRecord, new_id
@@ -62,19 +61,12 @@ from piagents.supervision.errors import SupervisionError, invalid_request
 from piagents.supervision.labels import automatic_label
 from piagents.supervision.output_tail import OutputTail
 from piagents.supervision.placement import REMOTE
-from piagents.supervision.records import Observed, agent_record, available_actions
+from piagents.supervision.records import Observed, agent_record
 from piagents.supervision.requests import (
     AskOwnerRequest,
-    CloseRequest,
     ContinueRequest,
     DelegateRequest,
-    InspectRequest,
-    InterruptRequest,
-    ReplyRequest,
-    SteerRequest,
-    TranscriptRequest,
 )
-from piagents.supervision.transcript import render_transcript, transcript_items
 from piagents.supervision.trust import TrustError, is_trusted
 
 if TYPE_CHECKING:
@@ -692,243 +684,6 @@ class Supervisor:
         if record is not None and self.rt._tg is not None and not self.rt.closing:
             self.rt._tg.create_task(self.rt.coordinator.reach(record))
 
-    # ---- steer, interrupt, reply, close ----------------------------------------------------
-
-    def _target(self, caller: Agent, label: str, operation: str) -> GenerationRecord:
-        """The live generation `label` names, directly owned by the caller."""
-        root = caller.session.record.root_id or caller.id
-        matches = [
-            self._recovered(g)
-            for g in self.rt.store.generations(root_id=root, live=True)
-            if g.label == label
-        ]
-        if not matches:
-            raise SupervisionError(
-                "target_not_found",
-                f"No live agent labelled {label!r}.",
-                operation,
-                next_action="call list for the current labels",
-            )
-        if len(matches) > 1:
-            raise SupervisionError(
-                "target_ambiguous",
-                f"{len(matches)} agent records carry the label {label!r}.",
-                operation,
-                next_action="call list; close the lost or unknown one first",
-            )
-        g = matches[0]
-        if g.owner_id != caller.id:
-            raise SupervisionError(
-                "target_not_found",
-                f"{label!r} is not an agent you own directly.",
-                operation,
-                next_action="call list for the agents you own",
-            )
-        return g
-
-    def _controlled(self, caller: Agent, label: str, action: str) -> GenerationRecord:
-        """The caller may supervise, owns `label` directly, and may use `action` on it now:
-        checked afresh for every operation, just before it acts."""
-        self.controller(caller, action)
-        g = self._target(caller, label, action)
-        self._allowed(g, action)
-        return g
-
-    def _allowed(self, g: GenerationRecord, action: str) -> Observed:
-        observed = self.observe(g)
-        if action not in available_actions(observed, direct=True):
-            raise SupervisionError(
-                "agent_busy",
-                f"{action} is not available for {g.label} while it is {observed.state}.",
-                action,
-                next_action="call list for its available_actions",
-            )
-        return observed
-
-    def _runs_elsewhere(self, g: GenerationRecord) -> bool:
-        """`g` runs in a worker process of its own, not here."""
-        return g.id not in self.live and remote.is_remote(g)
-
-    def _live_of(self, g: GenerationRecord, operation: str) -> _Live:
-        live = self.live.get(g.id)
-        if live is None:
-            raise SupervisionError(
-                "agent_busy",
-                f"{g.label} does not run in this runtime ({g.placement}).",
-                operation,
-                next_action="call list",
-            )
-        return live
-
-    def steer(self, caller: Agent, req: SteerRequest) -> ToolResult:
-        g = self._controlled(caller, req.agent, "steer")
-        message = self._compose(caller, req.message, req.files, "steer")
-        if self._runs_elsewhere(g):
-            remote.steer(self, caller, g, message.text)
-        else:
-            live = self._live_of(g, "steer")
-            self.rt.coordinator.accept(
-                caller, live.agent, message.text, "steer", has_result=False, plain=True
-            )
-        return ToolResult(
-            texts.steered(g.label),
-            _delivered("steer", g, message),
-        )
-
-    async def interrupt(self, caller: Agent, req: InterruptRequest) -> ToolResult:
-        g = self._controlled(caller, req.agent, "interrupt")
-        message = self._compose(caller, req.message, req.files, "interrupt")
-        if self._runs_elsewhere(g):
-            remote.interrupt(self, caller, g, message.text)
-        else:
-            live = self._live_of(g, "interrupt")
-            live.interrupting = True
-            try:
-                await live.agent.loop.abort(self.rt.settings.agents.abort_timeout_ms / 1000)
-                self.rt.coordinator.accept(
-                    caller, live.agent, message.text, "followUp", has_result=False, plain=True
-                )
-            finally:
-                live.interrupting = False
-        return ToolResult(
-            texts.interrupted(g.label),
-            _delivered("interrupt", g, message),
-        )
-
-    def reply(self, caller: Agent, req: ReplyRequest) -> ToolResult:
-        g = self._controlled(caller, req.agent, "reply")
-        elsewhere = self._runs_elsewhere(g)
-        live = None if elsewhere else self._live_of(g, "reply")
-        message = self._compose(caller, req.message, req.files, "reply")
-        assert g.ask_id is not None
-        reply_id = new_id()
-        text = texts.owner_reply(
-            request=reply_id,
-            ask=g.ask_id,
-            assignment=g.id,
-            session=g.session_id,
-            message=message.text,
-        )
-        if live is None:
-            remote.reply(self, caller, g, g.ask_id, text)
-        elif live.ask is not None and not live.ask.done():
-            live.ask.set_result(text)
-        return ToolResult(
-            texts.replied(g.label),
-            {
-                "action": "reply",
-                "agent": g.label,
-                "request": reply_id,
-                "ask": g.ask_id,
-                "assignment": g.id,
-                "attachments": attachment_details(message.attachments),
-            },
-        )
-
-    async def close(self, caller: Agent, req: CloseRequest) -> ToolResult:
-        g = self._controlled(caller, req.agent, "close")
-        cascaded: list[str] = []
-        abandoned = await self._close(g, cascaded)
-        return ToolResult(
-            texts.closed(
-                g.label,
-                session=g.session_id,
-                cascaded=cascaded,
-                abandoned_question=abandoned,
-            ),
-            {
-                "action": "close",
-                "agent": g.label,
-                "request": g.id,
-                "session": g.session_id,
-                "cascaded": cascaded,
-                "abandonedQuestion": abandoned,
-            },
-        )
-
-    async def _close(self, g: GenerationRecord, cascaded: list[str]) -> bool:
-        """Close `g`'s own agents first, then `g`; True when a question was abandoned."""
-        if self._runs_elsewhere(g):
-            abandoned = await remote.close(self, g, cascaded)  # its worker closes its agents
-            self._changed()
-            return abandoned
-        for child in self.rt.store.generations(owner_id=g.session_id, live=True):
-            await self._close(child, cascaded)
-            cascaded.append(child.label)
-        live = self.live.get(g.id)
-        abandoned = False
-        if live is None:
-            closed = msgspec.structs.replace(
-                g, state="ended", outcome="closed", updated=now_ms(), ended=now_ms()
-            )
-            self.rt.store.update_generation(closed, end=True)
-            self._changed()
-            return False
-        live.ending = True
-        if live.ask is not None and not live.ask.done():
-            abandoned = True
-            live.ask.cancel()
-        self.live.pop(g.id, None)
-        closed = msgspec.structs.replace(
-            live.gen, state="ended", outcome="closed", updated=now_ms(), ended=now_ms()
-        )
-        self.rt.store.update_generation(closed, end=True)
-        await self.rt.unload(live.agent, self.rt.settings.agents.abort_timeout_ms / 1000)
-        self._changed()
-        return abandoned
-
-    # ---- inspect and transcript -----------------------------------------------------------
-
-    def inspect(self, caller: Agent, req: InspectRequest) -> ToolResult:
-        g = self._controlled(caller, req.agent, "inspect")
-        if self._runs_elsewhere(g):
-            output, truncated, found = remote.inspect(self, g)
-        else:
-            live = self._live_of(g, "inspect")
-            output, truncated = live.tail.snapshot()
-            found = foreground.of(g.session_id)
-        processes = [texts.ForegroundProcess(pid, cmd) for pid, cmd in found]
-        text = texts.inspect_text(
-            agent=g.label,
-            session=g.session_id,
-            pane=g.pane or "",
-            processes=processes,
-            recent_output=output,
-            recent_output_truncated=truncated,
-        )
-        return ToolResult(
-            text,
-            {
-                "action": "inspect",
-                "agent": g.label,
-                "session": g.session_id,
-                "pane": g.pane,
-                "recent_output": output,
-                "recent_output_truncated": truncated,
-                "processes": [{"pid": p.pid, "command": p.command} for p in processes],
-            },
-        )
-
-    def transcript(self, caller: Agent, req: TranscriptRequest) -> ToolResult:
-        g = self._controlled(caller, req.agent, "transcript")
-        agent = self.rt.agents.get(g.session_id)
-        entries = (
-            agent.session.entries if agent is not None else self.rt.store.entries(g.session_id)
-        )
-        body, truncated = render_transcript(transcript_items(entries))
-        text = texts.transcript_text(
-            agent=g.label, session=g.session_id, transcript=body, truncated=truncated
-        )
-        return ToolResult(
-            text,
-            {
-                "action": "transcript",
-                "agent": g.label,
-                "session": g.session_id,
-                "transcript_truncated": truncated,
-            },
-        )
-
     # ---- ask_owner -------------------------------------------------------------------------
 
     async def ask_owner(
@@ -1041,15 +796,6 @@ class Supervisor:
         for listener in list(self.listeners):
             listener()
         self.rt.coordinator.changed()
-
-
-def _delivered(action: str, g: GenerationRecord, message: ComposedMessage) -> dict[str, Any]:
-    return {
-        "action": action,
-        "agent": g.label,
-        "request": g.id,
-        "attachments": attachment_details(message.attachments),
-    }
 
 
 def project_dir(cwd: Path) -> Path:

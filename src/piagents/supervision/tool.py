@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from piagents.harness.tools.base import ToolContext, ToolResult
-from piagents.supervision import texts
+from piagents.supervision import controls, texts
 from piagents.supervision.errors import SupervisionError, render_error
 from piagents.supervision.requests import (
     ASK_OWNER,
@@ -74,17 +74,17 @@ class SupervisionTool:
         if isinstance(req, ContinueRequest):
             return await s.continue_(caller, req)
         if isinstance(req, SteerRequest):
-            return s.steer(caller, req)
+            return controls.steer(s, caller, req)
         if isinstance(req, InterruptRequest):
-            return await s.interrupt(caller, req)
+            return await controls.interrupt(s, caller, req)
         if isinstance(req, ReplyRequest):
-            return s.reply(caller, req)
+            return controls.reply(s, caller, req)
         if isinstance(req, CloseRequest):
-            return await s.close(caller, req)
+            return await controls.close(s, caller, req)
         if isinstance(req, InspectRequest):
-            return s.inspect(caller, req)
+            return controls.inspect(s, caller, req)
         assert isinstance(req, TranscriptRequest)
-        return s.transcript(caller, req)
+        return controls.transcript(s, caller, req)
 
 
 class AskOwnerTool:

@@ -32,7 +32,7 @@ from piagents.config import SettingsError, default_home
 from piagents.harness.events import AssistantDelta, LoopEvent, MessageCommitted, ToolStarted
 from piagents.harness.tools.foreground import foreground
 from piagents.store.records import GenerationRecord, InputRecord
-from piagents.supervision import placement, remote
+from piagents.supervision import controls, placement, remote
 
 if TYPE_CHECKING:
     from piagents.agent import Agent
@@ -242,7 +242,7 @@ class WorkerLink:
         """Close this generation: its own agents first, then it (`closed`)."""
         live = self.rt.supervisor.live.get(self.generation_id)
         if live is not None:
-            await self.rt.supervisor._close(live.gen, [])
+            await controls.close_generation(self.rt.supervisor, live.gen, [])
         self.wake.set()
 
 

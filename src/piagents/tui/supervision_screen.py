@@ -18,6 +18,7 @@ from textual.widgets.option_list import Option
 from piagents.agent import Agent
 from piagents.ai.models import THINKING_LEVELS, ThinkingLevel
 from piagents.runtime import Runtime
+from piagents.supervision import controls
 from piagents.supervision.definitions import (
     AgentDefinition,
     DefinitionError,
@@ -52,7 +53,7 @@ async def stop_all(runtime: Runtime, lead: Agent) -> tuple[list[str], list[str]]
     errors: list[str] = []
     for g in runtime.store.generations(owner_id=lead.id, live=True):
         try:
-            result = await runtime.supervisor.close(lead, CloseRequest(g.label))
+            result = await controls.close(runtime.supervisor, lead, CloseRequest(g.label))
         except SupervisionError as exc:
             errors.append(f"{g.label}: {exc}")
             continue
