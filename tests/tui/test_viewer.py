@@ -259,6 +259,21 @@ async def test_the_viewer_of_an_offline_agent_shows_its_history_and_wakes_it_on_
         assert viewer.agent is not None
 
 
+def run_elsewhere(app, work) -> Session:
+    """An owned Agent's session that another process (a worker) runs: not loaded here."""
+    root = app.root.session.record
+    session = Session.create(
+        app.runtime.store,
+        cwd=str(work),
+        model="faux/x",
+        name="far",
+        owner_id=root.id,
+        root_id=root.id,
+    )
+    session.append_message(UserMessage.of("first task"))
+    return session
+
+
 async def test_the_viewer_follows_what_an_agent_run_elsewhere_commits(home, work, script):
     # A managed agent's worker is another process: it commits to the store and pokes
     # this runtime, which the viewer hears as a change.
@@ -266,16 +281,7 @@ async def test_the_viewer_follows_what_an_agent_run_elsewhere_commits(home, work
     app = make_app(home, work, script)
     async with app.run_test(size=(100, 30)) as pilot:
         await started(pilot)
-        root = app.root.session.record
-        elsewhere = Session.create(
-            app.runtime.store,
-            cwd=str(work),
-            model="faux/x",
-            name="far",
-            owner_id=root.id,
-            root_id=root.id,
-        )
-        elsewhere.append_message(UserMessage.of("first task"))
+        elsewhere = run_elsewhere(app, work)
         viewer = ViewerScreen(app.runtime, app.root, elsewhere.id)
         await app.push_screen(viewer)
         await until(pilot, lambda: "first task" in screen_text(app), what="the history")
@@ -293,10 +299,7 @@ async def test_the_viewer_shows_the_live_output_of_an_agent_working_elsewhere(ho
         await started(pilot)
         root = app.root.session.record
         store = app.runtime.store
-        elsewhere = Session.create(
-            store, cwd=str(work), model="faux/x", name="far", owner_id=root.id, root_id=root.id
-        )
-        elsewhere.append_message(UserMessage.of("first task"))
+        elsewhere = run_elsewhere(app, work)
         g = GenerationRecord(
             id="g1",
             label="far",
