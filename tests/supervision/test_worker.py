@@ -82,6 +82,20 @@ def generation(rt: piagents.Runtime, request: str) -> GenerationRecord:
     return g
 
 
+async def ended(rt: piagents.Runtime, request: str, timeout: float = 20.0) -> GenerationRecord:
+    """The generation once it has an outcome."""
+    g: GenerationRecord = await until(
+        lambda: (g := generation(rt, request)).outcome and g, timeout=timeout
+    )
+    return g
+
+
+async def delivered_once(rt: piagents.Runtime, lead: Agent, request: str) -> None:
+    """The lead was given the generation's result, and only one."""
+    await until(lambda: [i for i in results_for(rt, lead, request) if i.delivered])
+    assert len(results_for(rt, lead, request)) == 1
+
+
 async def delegate(lead: Agent, task: str, workers: list[int], **fields: Any) -> dict[str, Any]:
     result = await lead.call_tool(
         "agent", {"action": "delegate", "definition": "generalist", "task": task, **fields}
@@ -110,7 +124,7 @@ async def test_delegate_in_a_process_returns_its_startup_evidence_and_the_result
     assert startup["pane"] == f"process:{startup['pid']}"
     assert rt.supervisor.placement == "process"
     request = details["request"]
-    g = await until(lambda: (g := generation(rt, request)).outcome and g)
+    g = await ended(rt, request)
     assert g.outcome == "completed"
     assert g.result == "done: hello"
     delivered = await until(
@@ -154,10 +168,9 @@ async def test_steer_reaches_the_worker_at_its_next_boundary(
     assert shown["pane"] == details["startup"]["pane"]
     assert "$ bash" in shown["recent_output"]
     await call(lead, action="steer", agent=label, message="steered now")
-    g = await until(lambda: (g := generation(rt, request)).outcome and g)
+    g = await ended(rt, request)
     assert (g.outcome, g.result) == ("completed", "done: steered now")
-    await until(lambda: [i for i in results_for(rt, lead, request) if i.delivered])
-    assert len(results_for(rt, lead, request)) == 1
+    await delivered_once(rt, lead, request)
 
 
 async def test_interrupt_cancels_the_workers_operation_and_keeps_the_assignment(
@@ -174,11 +187,10 @@ async def test_interrupt_cancels_the_workers_operation_and_keeps_the_assignment(
     assert record["pane_id"] == details["startup"]["pane"]
     started = time.monotonic()
     await call(lead, action="interrupt", agent=label, message="answer now")
-    g = await until(lambda: (g := generation(rt, request)).outcome and g)
+    g = await ended(rt, request)
     assert time.monotonic() - started < 10
     assert (g.outcome, g.result) == ("completed", "done: answer now")
-    await until(lambda: [i for i in results_for(rt, lead, request) if i.delivered])
-    assert len(results_for(rt, lead, request)) == 1
+    await delivered_once(rt, lead, request)
 
 
 async def test_ask_owner_from_a_worker_blocks_until_the_leads_reply(
@@ -196,7 +208,7 @@ async def test_ask_owner_from_a_worker_blocks_until_the_leads_reply(
     assert record["state"] == "blocked"
     assert "reply" in record["available_actions"]
     await call(lead, action="reply", agent=label, message="blue")
-    g = await until(lambda: (g := generation(rt, request)).outcome and g)
+    g = await ended(rt, request)
     assert g.outcome == "completed"
     assert g.result is not None and g.result.startswith("the owner said:")
     assert "blue" in g.result
@@ -329,7 +341,7 @@ async def test_a_restarted_lead_reattaches_a_live_worker_and_gets_its_result_onc
         record = listed(await call(lead, action="list"), label)
         assert record["state"] in ("starting", "working")
         assert "close" in record["available_actions"]
-        g = await until(lambda: (g := generation(rt, request)).outcome and g)
+        g = await ended(rt, request)
         assert (g.outcome, g.result) == ("completed", "done: sleep 2")
         await until(lambda: [i for i in results_for(rt, lead, request) if i.delivered])
         await asyncio.sleep(0.5)
@@ -355,8 +367,7 @@ async def test_a_result_recorded_while_the_lead_is_down_waits_for_its_restart(
         store.close()
     async with piagents.Runtime(home, model=MODEL, settings=_settings()) as rt:
         lead = await rt.open_root(session=lead_id)
-        await until(lambda: [i for i in results_for(rt, lead, request) if i.delivered])
-        assert len(results_for(rt, lead, request)) == 1
+        await delivered_once(rt, lead, request)
         assert (await call(lead, action="list"))["agents"] == []
 
 
@@ -497,10 +508,9 @@ async def test_a_worker_stopped_by_a_signal_ends_aborted_and_tells_the_owner_onc
     label, request = details["agent"], details["request"]
     await inspected_running(lead, label, "sleep 30")
     os.kill(details["startup"]["pid"], signal.SIGTERM)
-    g = await until(lambda: (g := generation(rt, request)).outcome and g)
+    g = await ended(rt, request)
     assert g.outcome == "aborted"
-    await until(lambda: [i for i in results_for(rt, lead, request) if i.delivered])
-    assert len(results_for(rt, lead, request)) == 1
+    await delivered_once(rt, lead, request)
 
 
 async def test_continue_starts_a_new_worker_on_the_same_session(
@@ -517,7 +527,7 @@ async def test_continue_starts_a_new_worker_on_the_same_session(
     workers.append(second["startup"]["pid"])
     assert second["startup"]["pid"] != first["startup"]["pid"]
     assert (second["session"], second["agent"]) == (first["session"], first["agent"])
-    g = await until(lambda: (g := generation(rt, second["request"])).outcome and g)
+    g = await ended(rt, second["request"])
     assert (g.outcome, g.result) == ("completed", "done: again")
 
 
@@ -608,8 +618,7 @@ async def test_workers_outlive_a_lead_that_exits_and_their_results_wait_for_it(
         store.close()
     async with piagents.Runtime(home, model=MODEL, settings=_settings()) as rt:
         lead = await rt.open_root(session=lead_id)
-        await until(lambda: [i for i in results_for(rt, lead, request) if i.delivered])
-        assert len(results_for(rt, lead, request)) == 1
+        await delivered_once(rt, lead, request)
 
 
 async def test_the_leads_views_hear_when_a_workers_state_changes(
@@ -651,7 +660,7 @@ async def test_the_lead_hears_each_step_a_worker_commits(
 
     rt.coordinator.listeners.append(calls_committed_while_running)
     await until(lambda: 2 in calls_heard, timeout=30)
-    g = await until(lambda: (g := generation(rt, request)).outcome and g, timeout=30)
+    g = await ended(rt, request, timeout=30)
     assert g.outcome == "completed"
 
 
@@ -669,7 +678,7 @@ async def test_a_worker_runs_with_the_sdk_options_of_its_leads_runtime(
         lead = await rt.open_root(cwd=work)
         assert not (home / "settings.json").exists()
         details = await delegate(lead, "report your setup", workers)
-        g = await until(lambda: (g := generation(rt, details["request"])).outcome and g)
+        g = await ended(rt, details["request"])
         assert (g.outcome, g.result) == (
             "completed",
             "tools: ask_owner,ls,read; rules: answer in French",
@@ -689,7 +698,7 @@ async def test_a_restarted_lead_answers_a_live_workers_question(
         record = listed(await call(lead, action="list"), label)
         assert "reply" in record["available_actions"]
         await call(lead, action="reply", agent=label, message="red")
-        g = await until(lambda: (g := generation(rt, request)).outcome and g)
+        g = await ended(rt, request)
         assert g.outcome == "completed"
         assert g.result is not None and "red" in g.result
         await until(lambda: [i for i in results_for(rt, lead, request) if "status" in i.text])
@@ -773,5 +782,5 @@ async def test_a_users_message_to_a_worker_run_agent_reaches_the_worker_not_a_se
     accepted = await rt.coordinator.deliver(None, record, "from the user", "steer")
     assert accepted.record.delivered is False
     assert details["session"] not in rt.agents  # never loaded here
-    g = await until(lambda: (g := generation(rt, details["request"])).outcome and g)
+    g = await ended(rt, details["request"])
     assert (g.outcome, g.result) == ("completed", "done: from the user")
