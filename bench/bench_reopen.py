@@ -144,7 +144,7 @@ def breakdown(db: Path, session_id: str) -> dict[str, float]:
     out["open_store_ms"] = (time.perf_counter() - t) * 1e3
     gc.disable()  # as Session.load does
     t = time.perf_counter()
-    _, blocks, loose, _ = _entry_rows(store._db, session_id, True)
+    _, blocks, loose = _entry_rows(store._db, session_id, True)
     out["sql_fetch_ms"] = (time.perf_counter() - t) * 1e3
     out["blocks"] = len(blocks)
     out["loose_rows"] = len(loose)

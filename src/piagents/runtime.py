@@ -79,7 +79,7 @@ class Runtime:
         self.default_thinking: ThinkingLevel = (
             parse_thinking_level(thinking) if thinking else self.settings.default_thinking
         )
-        self._thinking_given = bool(thinking)
+        self._thinking_given = thinking
         self.providers = ProviderRegistry(self.settings, function_model)
         self.tool_names = tools
         self.custom_system_prompt = system_prompt
@@ -111,7 +111,7 @@ class Runtime:
             "tools": self.tool_names,
             "systemPrompt": self.custom_system_prompt,
             "appendSystemPrompt": self.append_system_prompt,
-            "thinking": self.default_thinking if self._thinking_given else None,
+            "thinking": self._thinking_given,
         }
         return {k: v for k, v in options.items() if v is not None}
 

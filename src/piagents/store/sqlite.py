@@ -46,7 +46,7 @@ SCHEMA_VERSION = 3
 # Version 3: the same maps as MessagePack, blocks as MessagePack arrays.
 
 # Entries are appended one row each; every BLOCK of them is then packed into one
-# `entry_blocks` row (a JSON array decoded in one call), which is what makes
+# `entry_blocks` row (a MessagePack array decoded in one call), which is what makes
 # reopening a long session fast. Packed rows keep their id and type (compactions
 # keep their body too) so the start of the context is still found by index.
 BLOCK = 512
@@ -438,10 +438,15 @@ class SQLiteStore:
     def entries(
         self, session_id: str, *, from_last_compaction: bool = False, after: str | None = None
     ) -> list[Entry]:
-        return self._decoded(session_id, from_last_compaction, after, decode_entries)[0]
+        return self._decoded(session_id, from_last_compaction, after, decode_entries)
 
     def context_items(self, session_id: str) -> tuple[list[ContextItem], str | None]:
-        return self._decoded(session_id, True, None, decode_context_items)
+        items = self._decoded(session_id, True, None, decode_context_items)
+        last = self._fetch(
+            "SELECT entry_id FROM entries WHERE session_id = ? ORDER BY seq DESC LIMIT 1",
+            (session_id,),
+        )
+        return items, str(last[0][0]) if last else None
 
     def _decoded(
         self,
@@ -449,11 +454,11 @@ class SQLiteStore:
         from_last_compaction: bool,
         after: str | None,
         decode: Callable[[bytes], list[D]],
-    ) -> tuple[list[D], str | None]:
+    ) -> list[D]:
         """The session's entries (from the context start, or after an entry, if asked)
-        decoded by `decode`, in order, and the id of its last entry."""
+        decoded by `decode`, in order."""
         try:
-            start, blocks, loose, leaf_id = self._read(
+            start, blocks, loose = self._read(
                 lambda db: _entry_rows(db, session_id, from_last_compaction, after)
             )
             with collector_paused():
@@ -465,7 +470,7 @@ class SQLiteStore:
                     out.extend(decode(body))
                 if loose:
                     out.extend(decode(entries_array([_bytes(r[0]) for r in loose])))
-                return out, leaf_id
+                return out
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise StoreError(
                 f"{self.path}: session {session_id} has an unreadable entry ({exc})"
@@ -844,8 +849,8 @@ def _seq_of(db: sqlite3.Connection, session_id: str, entry_id: str | None) -> in
 
 def _entry_rows(
     db: sqlite3.Connection, session_id: str, from_last_compaction: bool, after: str | None = None
-) -> tuple[int, list[Any], list[Any], str | None]:
-    """(first seq wanted, block rows, loose rows, id of the last entry) of a session.
+) -> tuple[int, list[Any], list[Any]]:
+    """(first seq wanted, block rows, loose rows) of a session.
 
     From the last compaction on, and from the first entry it keeps, when asked; only
     those after the entry `after`, when given (all of them when it is not there).
@@ -879,11 +884,7 @@ def _entry_rows(
         "SELECT body FROM entries WHERE session_id = ? AND seq >= ? ORDER BY seq",
         (session_id, loose_from),
     ).fetchall()
-    last = db.execute(
-        "SELECT entry_id FROM entries WHERE session_id = ? ORDER BY seq DESC LIMIT 1",
-        (session_id,),
-    ).fetchone()
-    return start, blocks, loose, None if last is None else str(last[0])
+    return start, blocks, loose
 
 
 def _bytes(body: bytes | str) -> bytes:

@@ -15,7 +15,7 @@ from piagents.agent import Agent
 from piagents.agents.coordinator import AgentCallError
 from piagents.runtime import Runtime
 from piagents.store.records import SessionRecord
-from piagents.supervision import remote
+from piagents.supervision import controls, remote
 from piagents.tui.agent_list import owners_label
 from piagents.tui.editor import Editor
 from piagents.tui.frames import FrameScheduler
@@ -112,7 +112,7 @@ class ViewerScreen(Screen[None]):
         if self.agent is None and self.transcript.agent is None:
             sup = self.runtime.supervisor
             for g in self.runtime.store.generations(session_id=self.agent_id, live=True):
-                if remote.is_remote(g) and g.id not in sup.live:
+                if controls.runs_elsewhere(sup, g):
                     output = remote.inspect(sup, g)[0].rstrip("\n")
                     text = "\n".join(output.splitlines()[-LIVE_LINES:])
                     break
