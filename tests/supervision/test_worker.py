@@ -750,12 +750,12 @@ async def test_a_lead_killed_before_its_worker_started_finds_it_lost_and_the_lat
     async with piagents.Runtime(home, model=MODEL, settings=_settings()) as rt:
         opened = await rt.open_root(session=g.root_id)
         assert generation(rt, g.id).state == "lost"
-        await asyncio.sleep(3)  # the worker has started by now, and given up
+        log = next(home.glob("runs/*/worker.log"))
+        # The late worker starts, finds its generation taken, and gives up.
+        await until(lambda: "was ended or taken before the worker started" in log.read_text())
         g = generation(rt, g.id)
         assert (g.state, g.outcome) == ("lost", None)
         assert g.pid == lead.pid  # never replaced by the worker's own record
-        log = next(home.glob("runs/*/worker.log")).read_text()
-        assert "was ended or taken before the worker started" in log
         lost = results_for(rt, opened, g.id)
         assert len(lost) == 1 and "lost" in lost[0].text
 
