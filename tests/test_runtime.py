@@ -215,6 +215,31 @@ async def test_the_system_prompt_can_be_replaced_and_extended(home: Path, work: 
     assert "EXTRA-RULE" in rec.calls[0].system_prompt
 
 
+@pytest.mark.parametrize("custom", [None, "You are TEST-BOT."], ids=["default", "replaced"])
+async def test_agents_md_or_claude_md_of_each_directory_down_to_the_cwd_reach_the_prompt(
+    home: Path, tmp_path: Path, custom: str | None
+) -> None:
+    # What the README says: per directory AGENTS.md, else CLAUDE.md, outermost first;
+    # none from the home; kept when --system-prompt replaces the default body.
+    project = tmp_path / "project"
+    package = project / "package"
+    package.mkdir(parents=True)
+    (project / "AGENTS.md").write_text("OUTER-AGENTS")
+    (project / "CLAUDE.md").write_text("OUTER-CLAUDE")  # shadowed by AGENTS.md beside it
+    (package / "CLAUDE.md").write_text("INNER-CLAUDE")
+    (home / "AGENTS.md").write_text("HOME-AGENTS")
+    rec = Recorder()
+
+    async with piagents.Runtime(home=home, model=FunctionModel(rec), system_prompt=custom) as rt:
+        root = await rt.open_root(cwd=package)
+        await root.prompt("hi")
+
+    prompt = rec.calls[0].system_prompt
+    assert "OUTER-AGENTS" in prompt and "INNER-CLAUDE" in prompt
+    assert prompt.index("OUTER-AGENTS") < prompt.index("INNER-CLAUDE")
+    assert "OUTER-CLAUDE" not in prompt and "HOME-AGENTS" not in prompt
+
+
 # ---- call_tool -----------------------------------------------------------------------
 
 
