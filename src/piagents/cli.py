@@ -85,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-SUBCOMMANDS = ("serve", "worker", "sessions", "export", "trust")
+SUBCOMMANDS = (*cli_input.COMMANDS, "worker")
 
 
 def _subcommand_first(args: list[str]) -> list[str]:
