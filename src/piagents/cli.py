@@ -143,11 +143,10 @@ def _command(args_list: list[str]) -> int:
         return _trust(args_list[1:])
     parser = build_parser()
     args, unknown = parser.parse_known_args(args_list)
-    # A mistyped command is named before any other complaint, and never sent as a prompt.
+    # A mistyped command is named before any other complaint, and never sent as a
+    # prompt; but a word with text piped to it is a prompt (`… | pi-agents -p report`).
     mistake = cli_input.mistyped_command(args.messages, args_list)
-    if mistake is not None:
-        raise CliError(mistake, EXIT_USAGE)
-    if unknown:
+    if unknown and mistake is None:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         piped = cli_input.read_piped_stdin(
@@ -155,6 +154,10 @@ def _command(args_list: list[str]) -> int:
         )
     except cli_input.PipedInputError as exc:
         raise CliError(str(exc), EXIT_USAGE) from exc
+    if mistake is not None and piped is None:
+        raise CliError(mistake, EXIT_USAGE)
+    if unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     if piped is not None:
         args.print_mode = True  # the interactive UI needs standard input for the keyboard
     import asyncio

@@ -2,9 +2,9 @@
 
 The prompt is the words given (joined by spaces), followed by whatever is piped
 to standard input; standard input is read only when it is not a terminal. A
-prompt that is a single word naming, or close to, a command is refused as a
-mistyped command (`pi-agents sessoins`), so it never reaches a model; words
-after `--` are always the prompt.
+prompt that is a single word naming, or close to, a command, with nothing piped,
+is refused as a mistyped command (`pi-agents sessoins`), so it never reaches a
+model; words after `--` are always the prompt.
 """
 
 from __future__ import annotations

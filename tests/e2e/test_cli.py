@@ -273,6 +273,12 @@ def test_a_command_word_after_double_dash_is_a_prompt(cli: Cli) -> None:
     assert json.loads(result.stdout) == [["user", "sessions"]]
 
 
+def test_a_command_like_word_with_piped_input_is_a_prompt(cli: Cli) -> None:
+    result = ok(cli.prompt("history", "-p", "report", stdin="the log\n"))
+
+    assert json.loads(result.stdout) == [["user", "report\n\nthe log"]]
+
+
 @pytest.mark.parametrize("prompt", ["hello", "test", "server logs are noisy"])
 def test_a_word_that_is_not_near_a_command_is_a_prompt(cli: Cli, prompt: str) -> None:
     result = ok(cli.prompt("history", *prompt.split()))
