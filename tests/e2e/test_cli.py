@@ -528,6 +528,43 @@ def test_json_events_into_a_closed_pipe_end_quietly_before_the_model_is_called(
     assert not started.exists()
 
 
+def test_json_events_into_a_pipe_closed_mid_run_stop_the_turn(cli: Cli, tmp_path: Path) -> None:
+    started, go = tmp_path / "started", tmp_path / "go"
+    read_end, write_end = os.pipe()
+    proc = subprocess.Popen(
+        cli._argv(("--model", route("gated_tool_then_slow"), "--mode", "json", "-p", "x")),
+        cwd=cli.cwd,
+        env={
+            **cli.env,
+            "SCRIPTED_STARTED": str(started),
+            "SCRIPTED_GO": str(go),
+            "SCRIPTED_SLEEP": "60",  # beyond RUN_TIMEOUT: only a stopped turn ends in time
+        },
+        stdin=subprocess.DEVNULL,
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    os.close(write_end)
+    try:
+        with os.fdopen(read_end, encoding="utf-8") as reader:
+            assert json.loads(reader.readline())["type"] == "session"
+            deadline = time.monotonic() + RUN_TIMEOUT
+            while not started.exists():
+                assert proc.poll() is None, proc.communicate()
+                assert time.monotonic() < deadline, "the model was never called"
+                time.sleep(0.05)
+        go.write_text("")  # the reader is gone: the tool's events cannot be written
+        _, err = proc.communicate(timeout=RUN_TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+    assert proc.returncode == 128 + signal.SIGPIPE, err
+    assert err == ""
+
+
 # ---- what the model is offered -----------------------------------------------
 
 
