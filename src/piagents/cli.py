@@ -282,6 +282,8 @@ def _trust(argv: list[str]) -> int:
             print(f"No longer trusted: {trust.canonical(args.remove)}")
         else:
             print(f"Trusted: {trust.trust(home, args.path or Path.cwd())}")
+    except BrokenPipeError:
+        raise  # standard output's reader went away: main ends quietly
     except (trust.TrustError, OSError) as exc:
         raise CliError(str(exc)) from exc
     return EXIT_OK

@@ -489,10 +489,13 @@ def quiet_end(result: subprocess.CompletedProcess[str]) -> None:
     assert result.stderr == "", result.stderr
 
 
-def test_sessions_into_a_closed_pipe_ends_quietly(cli: Cli, closed_pipe: int) -> None:
+@pytest.mark.parametrize("argv", [("sessions",), ("trust", "--list")], ids=" ".join)
+def test_a_listing_into_a_closed_pipe_ends_quietly(
+    cli: Cli, closed_pipe: int, argv: tuple[str, ...]
+) -> None:
     ok(cli.prompt("hello", "-p", "hi"))
 
-    quiet_end(cli.run("sessions", stdout=closed_pipe))
+    quiet_end(cli.run(*argv, stdout=closed_pipe))
 
 
 def test_export_into_a_closed_pipe_ends_quietly(cli: Cli, closed_pipe: int) -> None:
