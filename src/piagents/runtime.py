@@ -457,7 +457,7 @@ class Runtime:
             tools=tools,
             cwd=cwd,
             now=datetime.datetime.now().astimezone(),
-            context_files=find_context_files(cwd) if cwd.exists() else [],
+            context_files=find_context_files(cwd, self.home) if cwd.exists() else [],
             custom=self.custom_system_prompt,
             append=self.append_system_prompt,
         )
