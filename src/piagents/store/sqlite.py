@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import sqlite3
 import threading
+import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -14,9 +17,17 @@ from typing import Any, TypeVar
 import msgspec
 
 from piagents.ai.messages import UserMessage, now_ms
-from piagents.store import lease
+from piagents.store import lease, sqlite_errors
 from piagents.store import sqlite_layout as layout
-from piagents.store.base import _UNSET, LeaseHolder, SessionInUse, SessionNotFound, StoreError
+from piagents.store.base import (
+    _UNSET,
+    LeaseHolder,
+    SessionInUse,
+    SessionNotFound,
+    StoreError,
+    StoreIncompatible,
+    StoreUnavailable,
+)
 from piagents.store.collector import collector_paused
 from piagents.store.records import (
     CompactionEntry,
@@ -48,63 +59,132 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 class SQLiteStore:
     """Sessions and entries in `<home>/store.db`."""
 
-    def __init__(self, path: str | Path, *, synchronous: str = "NORMAL") -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        synchronous: str = "NORMAL",
+        busy_timeout: float = 10.0,
+        max_bytes: int | None = None,
+        read_only: bool = False,
+    ) -> None:
+        """Open (or create) the store at `path`.
+
+        `busy_timeout`: how long a write waits for another process's write lock
+        before it fails with StoreBusy. `max_bytes`: a size limit; writes that need
+        more fail with StoreFull, as on a full disk. `read_only`: open for reading
+        only (what read-only commands use), never writing anything, not even in a
+        read-only home. Every failure is a StoreError naming the path and cause.
+        """
         self.path = Path(path)
         self.location = str(self.path)
-        self._check_file()
+        self.busy_timeout = busy_timeout
+        self.read_only = read_only
         self._lock = threading.RLock()
+        self._check_file()
         try:
-            self._db = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=10.0
-            )
-            self._db.execute("PRAGMA busy_timeout = 10000")
-            # Read through a memory map: a long session's blocks are many overflow pages,
-            # read three times faster mapped than copied by read(2).
-            self._db.execute(f"PRAGMA mmap_size = {MMAP_SIZE}")
-            self._init_schema(synchronous)
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(
-                f"{self.path} is not a usable pi-agents store ({exc}); it was left untouched."
-            ) from exc
-        self._next_seq: dict[str, int] = {}
-        self._packed_to: dict[str, int] = {}  # seq of each session's first unpacked entry
+            self._db = self._connect()
+            try:
+                self._init_schema(synchronous, max_bytes)
+            except BaseException:
+                self._db.close()
+                raise
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
 
     # ---- opening -------------------------------------------------------------
 
     def _check_file(self) -> None:
-        if not self.path.exists() or self.path.stat().st_size == 0:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            return
-        with open(self.path, "rb") as f:
-            head = f.read(16)
+        """Refuse what is not a store before SQLite touches it; create the home."""
+        path = self.path
+        try:
+            if path.is_dir():
+                raise sqlite_errors.cannot_open(path, "a directory")
+            if not path.exists() or path.stat().st_size == 0:
+                if self.read_only:
+                    raise StoreUnavailable(f"{path}: there is no pi-agents store here yet.")
+                if path.parent.exists() and not path.parent.is_dir():
+                    raise FileExistsError(errno.EEXIST, "not a directory", str(path.parent))
+                path.parent.mkdir(parents=True, exist_ok=True)
+                return
+            with open(path, "rb") as f:
+                head = f.read(16)
+        except OSError as exc:
+            if exc.filename is not None and Path(exc.filename) == path:
+                raise sqlite_errors.cannot_open(path, exc.strerror or str(exc)) from exc
+            raise sqlite_errors.home_error(path.parent, exc) from exc
         if head != SQLITE_MAGIC:
-            raise StoreError(
-                f"{self.path} is not a pi-agents store (not an SQLite database); "
+            raise StoreIncompatible(
+                f"{path} is not a pi-agents store (not an SQLite database); "
                 "it was left untouched. Move it away or choose another home."
             )
 
-    def _init_schema(self, synchronous: str) -> None:
+    def _connect(self) -> sqlite3.Connection:
+        if self.read_only:
+            db = self._connect_read_only()
+        else:
+            db = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=self.busy_timeout
+            )
+        db.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+        # Read through a memory map: a long session's blocks are many overflow pages,
+        # read three times faster mapped than copied by read(2).
+        db.execute(f"PRAGMA mmap_size = {MMAP_SIZE}")
+        return db
+
+    def _connect_read_only(self) -> sqlite3.Connection:
+        uri = "file:" + urllib.parse.quote(str(self.path.absolute()))
+        db = sqlite3.connect(
+            uri + "?mode=ro", uri=True, isolation_level=None, check_same_thread=False
+        )
+        try:
+            db.execute("PRAGMA application_id").fetchone()
+            return db
+        except sqlite3.OperationalError as exc:
+            db.close()
+            if getattr(exc, "sqlite_errorname", "") != "SQLITE_CANTOPEN":
+                raise
+        # A read-only home: the WAL index cannot be made. Nobody can write the store
+        # there either, so it is read as it is on disk.
+        return sqlite3.connect(
+            uri + "?mode=ro&immutable=1", uri=True, isolation_level=None, check_same_thread=False
+        )
+
+    def _init_schema(self, synchronous: str, max_bytes: int | None) -> None:
+        """Check what the file is (reading only), then lay it out or upgrade it."""
         db = self._db
         app_id = db.execute("PRAGMA application_id").fetchone()[0]
         tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        version = db.execute("PRAGMA user_version").fetchone()[0]
         if app_id != APPLICATION_ID and (app_id != 0 or tables):
-            raise StoreError(
+            raise StoreIncompatible(
                 f"{self.path} is an SQLite database of another program; it was left untouched. "
                 "Move it away or choose another home."
             )
+        if version > SCHEMA_VERSION:
+            raise StoreIncompatible(
+                f"{self.path} was written by a newer pi-agents (schema {version}); it was left "
+                "untouched. Upgrade pi-agents to use it."
+            )
+        if self.read_only:
+            if app_id == 0:
+                raise StoreUnavailable(f"{self.path}: there is no pi-agents store here yet.")
+            if version < SCHEMA_VERSION:
+                raise StoreIncompatible(
+                    f"{self.path} was written by an earlier pi-agents (schema {version}) and "
+                    "must be upgraded, which needs it writable."
+                )
+            return
         if db.execute("PRAGMA journal_mode=WAL").fetchone()[0].lower() != "wal":
-            raise StoreError(f"{self.path}: cannot switch the database to WAL mode")
+            raise StoreUnavailable(f"{self.path}: cannot switch the database to WAL mode")
         db.execute(f"PRAGMA synchronous={synchronous}")
+        if max_bytes is not None:
+            page_size = db.execute("PRAGMA page_size").fetchone()[0]
+            db.execute(f"PRAGMA max_page_count = {max(1, max_bytes // page_size)}")
         if app_id == 0:
             layout.create(db)
         else:
             self._upgrade()
-        version = db.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"{self.path} was written by a newer pi-agents (schema {version}); "
-                "upgrade pi-agents to use it."
-            )
 
     def _upgrade(self) -> None:
         """Bring a store written by an earlier pi-agents up to this schema, in place."""
@@ -114,25 +194,36 @@ class SQLiteStore:
             layout.upgrade(db)
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            self._roll_back()
             raise
 
     # ---- helpers ---------------------------------------------------------------
 
+    def _error(self, exc: sqlite3.Error) -> StoreError:
+        return sqlite_errors.translate(self.path, exc, waited=self.busy_timeout)
+
+    def _roll_back(self) -> None:
+        # SQLite may have rolled back itself (a full disk, an I/O error): nothing to undo.
+        with contextlib.suppress(sqlite3.Error):
+            self._db.execute("ROLLBACK")
+
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction; any SQLite error in it is the store's own, typed."""
         with self._lock:
             try:
                 self._db.execute("BEGIN IMMEDIATE")
-            except sqlite3.DatabaseError as exc:
-                raise StoreError(f"{self.path}: {exc}") from exc
+            except sqlite3.Error as exc:
+                raise self._error(exc) from exc
             try:
                 yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            else:
                 self._db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._roll_back()
+                raise self._error(exc) from exc
+            except BaseException:
+                self._roll_back()
+                raise
 
     def _fetch(self, sql: str, args: Sequence[Any]) -> list[Any]:
         return self._read(lambda db: db.execute(sql, args).fetchall())
@@ -141,8 +232,8 @@ class SQLiteStore:
         with self._lock:
             try:
                 return fn(self._db)
-            except sqlite3.DatabaseError as exc:
-                raise StoreError(f"{self.path}: {exc}") from exc
+            except sqlite3.Error as exc:
+                raise self._error(exc) from exc
 
     # ---- sessions ----------------------------------------------------------
 
@@ -164,7 +255,6 @@ class SQLiteStore:
                     json.dumps(record.meta),
                 ),
             )
-        self._next_seq[record.id] = 0
 
     _COLS = "id, cwd, name, model, thinking, owner_id, root_id, created, updated, meta"
 
@@ -265,12 +355,10 @@ class SQLiteStore:
             return
         rows = [(e.id, e.type, encode_entry(e)) for e in entries]
         with self._tx() as db:
-            seq = self._next_seq.get(session_id)
-            if seq is None:
-                seq = layout.next_seq(db, session_id)
-            packed = self._packed_to.get(session_id)
-            if packed is None:
-                packed = layout.packed_to(db, session_id)
+            # Read in the transaction, never cached: another runtime may have appended to
+            # this session since (it continued it while this one did not hold it).
+            seq = layout.next_seq(db, session_id)
+            packed = layout.packed_to(db, session_id)
             end = seq + len(rows)
             db.executemany(
                 "INSERT INTO entries (session_id, seq, entry_id, type, body) VALUES (?,?,?,?,?)",
@@ -297,8 +385,6 @@ class SQLiteStore:
                         "WHERE id = ?",
                         (requests[-1][1], requests[-1][0], session_id),
                     )
-        self._next_seq[session_id] = end
-        self._packed_to[session_id] = packed
 
     def has_entries(self, session_id: str) -> bool:
         rows = self._fetch("SELECT 1 FROM entries WHERE session_id = ? LIMIT 1", (session_id,))
@@ -703,7 +789,7 @@ class SQLiteStore:
             raise StoreError(f"{self.path}: an unreadable generation record ({exc})") from exc
 
     def close(self) -> None:
-        with self._lock:
+        with self._lock, contextlib.suppress(sqlite3.Error):
             self._db.close()
 
 
