@@ -54,6 +54,7 @@ from piagents.harness.events import (
 from piagents.harness.session import Session
 from piagents.harness.tools.base import Tool, ToolContext, ToolError, ToolResult, spec_of
 from piagents.harness.tools.base import validation_error as tool_validation_error
+from piagents.store.base import StoreError
 
 QueueMode = Literal["one-at-a-time", "all"]
 ABORTED_TOOL_TEXT = "Tool execution was aborted."
@@ -95,6 +96,16 @@ class _Run:
     abandoned: asyncio.Event = field(default_factory=asyncio.Event)
     finished: asyncio.Event = field(default_factory=asyncio.Event)
     step: asyncio.Task[AssistantMessage] | None = None
+
+
+def failure_text(exc: BaseException) -> str:
+    """What a failed run reports: a store error's own message (it names its cause),
+    else the exception's type and message; the first of a group's errors."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, StoreError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
 
 
 def default_render(inp: Input) -> UserMessage:
@@ -267,7 +278,7 @@ class AgentLoop:
             outcome = RunOutcome(tuple(run.inputs), "aborted", "")
             raise
         except Exception as exc:  # a bug in a hook or tool plumbing ends the run, not the runtime
-            outcome = RunOutcome(tuple(run.inputs), "failed", f"{type(exc).__name__}: {exc}")
+            outcome = RunOutcome(tuple(run.inputs), "failed", failure_text(exc))
         finally:
             if outcome is None:
                 outcome = RunOutcome(tuple(run.inputs), "aborted", "")
@@ -277,7 +288,10 @@ class AgentLoop:
             self._set_phase("idle")
             run.finished.set()
             if self.hooks.after_run is not None:
-                self.hooks.after_run(self, outcome)
+                try:
+                    self.hooks.after_run(self, outcome)
+                except Exception as exc:  # e.g. the store could not record the run's end
+                    outcome = RunOutcome(outcome.inputs, "failed", failure_text(exc))
             self._settle(outcome)
             self.emit(RunEnded(outcome))
 

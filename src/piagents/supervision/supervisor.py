@@ -528,7 +528,7 @@ class Supervisor:
             )
             self.rt.store.update_generation(ended, end=True)
             if live is not None and self.rt._tg is not None:
-                self.rt._tg.create_task(self.rt.unload(live.agent))
+                self.rt.background(self.rt.unload(live.agent), "taking an agent offline")
             return True
         except Exception:
             return False
@@ -638,7 +638,7 @@ class Supervisor:
         if ended:
             self._deliver(gen.owner_id)
         if self.rt._tg is not None and not self.rt.closing:
-            self.rt._tg.create_task(self._take_offline(live.agent))
+            self.rt.background(self._take_offline(live.agent), "taking an agent offline")
         self._changed()
         return ended
 
@@ -678,11 +678,11 @@ class Supervisor:
             return
         if self.worker is not None:  # only nudge the lead: if it is down, it drains on restart
             if self.rt._tg is not None:
-                self.rt._tg.create_task(remote.poke_holder(self, recipient_id))
+                self.rt.background(remote.poke_holder(self, recipient_id), "waking the lead")
             return
         record = self.rt.store.get_session(recipient_id)
         if record is not None and self.rt._tg is not None and not self.rt.closing:
-            self.rt._tg.create_task(self.rt.coordinator.reach(record))
+            self.rt.background(self.rt.coordinator.reach(record), "delivering a result")
 
     # ---- ask_owner -------------------------------------------------------------------------
 
