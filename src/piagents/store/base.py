@@ -26,6 +26,10 @@ class StoreUnavailable(StoreError):
     or not reachable."""
 
 
+class StoreNotFound(StoreUnavailable):
+    """There is no store at the path yet (opening it read-only creates none)."""
+
+
 class StoreIncompatible(StoreError):
     """The file is not a pi-agents store of a schema this version can use; it was
     left untouched."""

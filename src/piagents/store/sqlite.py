@@ -26,6 +26,7 @@ from piagents.store.base import (
     SessionNotFound,
     StoreError,
     StoreIncompatible,
+    StoreNotFound,
     StoreUnavailable,
 )
 from piagents.store.collector import collector_paused
@@ -56,6 +57,10 @@ D = TypeVar("D")
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
+class _NeedsUpgrade(Exception):
+    """A store opened read-only has an earlier schema."""
+
+
 class SQLiteStore:
     """Sessions and entries in `<home>/store.db`."""
 
@@ -83,12 +88,7 @@ class SQLiteStore:
         self._lock = threading.RLock()
         self._check_file()
         try:
-            self._db = self._connect()
-            try:
-                self._init_schema(synchronous, max_bytes)
-            except BaseException:
-                self._db.close()
-                raise
+            self._db = self._open(synchronous, max_bytes)
         except sqlite3.Error as exc:
             raise self._error(exc) from exc
 
@@ -101,10 +101,10 @@ class SQLiteStore:
             if path.is_dir():
                 raise sqlite_errors.cannot_open(path, "a directory")
             if not path.exists() or path.stat().st_size == 0:
-                if self.read_only:
-                    raise StoreUnavailable(f"{path}: there is no pi-agents store here yet.")
                 if path.parent.exists() and not path.parent.is_dir():
                     raise FileExistsError(errno.EEXIST, "not a directory", str(path.parent))
+                if self.read_only:
+                    raise StoreNotFound(f"{path}: there is no pi-agents store here yet.")
                 path.parent.mkdir(parents=True, exist_ok=True)
                 return
             with open(path, "rb") as f:
@@ -118,6 +118,24 @@ class SQLiteStore:
                 f"{path} is not a pi-agents store (not an SQLite database); "
                 "it was left untouched. Move it away or choose another home."
             )
+
+    def _open(self, synchronous: str, max_bytes: int | None) -> sqlite3.Connection:
+        db = self._db = self._connect()
+        try:
+            self._init_schema(synchronous, max_bytes)
+            return db
+        except _NeedsUpgrade:
+            db.close()
+        except BaseException:
+            db.close()
+            raise
+        # An earlier schema opened read-only is upgraded in place first, as any opening is.
+        self.read_only = False
+        try:
+            self._open(synchronous, max_bytes).close()
+        finally:
+            self.read_only = True
+        return self._open(synchronous, max_bytes)
 
     def _connect(self) -> sqlite3.Connection:
         if self.read_only:
@@ -168,12 +186,9 @@ class SQLiteStore:
             )
         if self.read_only:
             if app_id == 0:
-                raise StoreUnavailable(f"{self.path}: there is no pi-agents store here yet.")
+                raise StoreNotFound(f"{self.path}: there is no pi-agents store here yet.")
             if version < SCHEMA_VERSION:
-                raise StoreIncompatible(
-                    f"{self.path} was written by an earlier pi-agents (schema {version}) and "
-                    "must be upgraded, which needs it writable."
-                )
+                raise _NeedsUpgrade
             return
         if db.execute("PRAGMA journal_mode=WAL").fetchone()[0].lower() != "wal":
             raise StoreUnavailable(f"{self.path}: cannot switch the database to WAL mode")
