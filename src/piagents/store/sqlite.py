@@ -108,15 +108,32 @@ class SQLiteStore:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 return
             with open(path, "rb") as f:
-                head = f.read(16)
+                head = f.read(100)
         except OSError as exc:
             if exc.filename is not None and Path(exc.filename) == path:
                 raise sqlite_errors.cannot_open(path, exc.strerror or str(exc)) from exc
             raise sqlite_errors.home_error(path.parent, exc) from exc
-        if head != SQLITE_MAGIC:
+        if head[:16] != SQLITE_MAGIC:
             raise StoreIncompatible(
                 f"{path} is not a pi-agents store (not an SQLite database); "
                 "it was left untouched. Move it away or choose another home."
+            )
+        # The header as last checkpointed: refuse what is not ours before SQLite opens
+        # it at all (opening a WAL database makes its -shm and -wal files).
+        self._check_identity(
+            int.from_bytes(head[68:72], "big"), int.from_bytes(head[60:64], "big"), 0
+        )
+
+    def _check_identity(self, app_id: int, version: int, tables: int) -> None:
+        if app_id != APPLICATION_ID and (app_id != 0 or tables):
+            raise StoreIncompatible(
+                f"{self.path} is an SQLite database of another program; it was left untouched. "
+                "Move it away or choose another home."
+            )
+        if version > SCHEMA_VERSION:
+            raise StoreIncompatible(
+                f"{self.path} was written by a newer pi-agents (schema {version}); it was left "
+                "untouched. Upgrade pi-agents to use it."
             )
 
     def _open(self, synchronous: str, max_bytes: int | None) -> sqlite3.Connection:
@@ -174,16 +191,7 @@ class SQLiteStore:
         app_id = db.execute("PRAGMA application_id").fetchone()[0]
         tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
         version = db.execute("PRAGMA user_version").fetchone()[0]
-        if app_id != APPLICATION_ID and (app_id != 0 or tables):
-            raise StoreIncompatible(
-                f"{self.path} is an SQLite database of another program; it was left untouched. "
-                "Move it away or choose another home."
-            )
-        if version > SCHEMA_VERSION:
-            raise StoreIncompatible(
-                f"{self.path} was written by a newer pi-agents (schema {version}); it was left "
-                "untouched. Upgrade pi-agents to use it."
-            )
+        self._check_identity(app_id, version, tables)
         if self.read_only:
             if app_id == 0:
                 raise StoreNotFound(f"{self.path}: there is no pi-agents store here yet.")
