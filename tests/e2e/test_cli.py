@@ -647,6 +647,51 @@ def test_a_store_of_a_newer_schema_is_refused_before_anything_is_written(
     assert sorted(p.name for p in cli.home.iterdir()) == files
 
 
+def test_a_full_disk_fails_a_prompt_in_one_line_and_work_resumes_once_space_is_freed(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """On a real full disk: a tmpfs of 600 KiB, mounted in a mount namespace of its own."""
+    import shlex
+
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("needs root and unshare to mount a small tmpfs")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    pi = " ".join(shlex.quote(a) for a in pi_agents_command())
+    hello = shlex.quote(route("hello"))
+    script = f"""
+        mount -t tmpfs -o size=600k tmpfs {disk} || exit 77
+        run() {{ {pi} --home {disk}/home "$@"; echo "rc=$?"; }}
+        run --model {hello} -p first
+        dd if=/dev/zero of={disk}/filler bs=4k 2>/dev/null
+        echo "-- full"
+        run --model {hello} -p second
+        run sessions
+        rm {disk}/filler
+        echo "-- freed"
+        run --model {hello} -p third
+    """
+    done = subprocess.run(
+        ["unshare", "-m", "sh", "-c", script],
+        cwd=cli.cwd,
+        env=cli.env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT * 4,
+    )
+    if done.returncode == 77:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+
+    before, full, freed = done.stdout.split("-- ")
+    assert before.split() == ["hello", "from", "the", "scripted", "model", "rc=0"]
+    prompt_rc, *listing, sessions_rc = full.splitlines()[1:]
+    assert (prompt_rc, sessions_rc) == ("rc=1", "rc=0")
+    assert len(listing) == 2 and route("hello") in listing[1]  # read-only: still listed
+    assert freed.splitlines()[1:] == ["hello from the scripted model", "rc=0"]
+    [error] = done.stderr.strip().splitlines()
+    assert f"{disk}/home/store.db: the store cannot be written, the disk is full" in error
+
+
 # ---- the session lease -------------------------------------------------------
 
 

@@ -69,6 +69,11 @@ def test_a_full_store_refuses_a_write_keeps_nothing_of_it_and_works_once_space_i
     store.close()
 
 
+def test_a_store_that_cannot_be_laid_out_for_want_of_space_is_store_full(path: Path) -> None:
+    with pytest.raises(StoreFull, match=f"{named(path)}.*the disk is full"):
+        SQLiteStore(path, max_bytes=4096)  # one page: the schema needs more
+
+
 def _writes(store: SQLiteStore) -> dict[str, Callable[[], object]]:
     """One call of every kind of write the store makes."""
     holder = lease.new_holder()

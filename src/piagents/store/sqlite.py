@@ -177,10 +177,12 @@ class SQLiteStore:
             return db
         except sqlite3.OperationalError as exc:
             db.close()
-            if getattr(exc, "sqlite_errorname", "") != "SQLITE_CANTOPEN":
+            if not getattr(exc, "sqlite_errorname", "").startswith(
+                ("SQLITE_CANTOPEN", "SQLITE_IOERR", "SQLITE_FULL")
+            ):
                 raise
-        # A read-only home: the WAL index cannot be made. Nobody can write the store
-        # there either, so it is read as it is on disk.
+        # A read-only home or a full disk: the WAL index cannot be made. Nothing can be
+        # written to the store there either, so it is read as it is on disk.
         return sqlite3.connect(
             uri + "?mode=ro&immutable=1", uri=True, isolation_level=None, check_same_thread=False
         )
