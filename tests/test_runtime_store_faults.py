@@ -15,11 +15,11 @@ import pytest
 import piagents
 from piagents.agent import RunFailed
 from piagents.ai.messages import AssistantMessage
-from piagents.harness.events import LoopEvent, MessageCommitted, RunEnded
+from piagents.harness.events import LoopEvent, MessageCommitted, RunEnded, ToolStarted
 from piagents.store.base import StoreDamaged, StoreError, StoreFull, StoreReadOnly, StoreUnavailable
 from piagents.store.records import SessionRecord
 from piagents.store.sqlite import SQLiteStore
-from piagents.testing import FunctionModel, ModelCall
+from piagents.testing import FunctionModel, ModelCall, Reply, ToolCall
 
 LIMIT = 1 << 20
 
@@ -164,6 +164,38 @@ async def test_an_input_to_a_root_another_runtime_continued_meanwhile_reaches_it
     asked = [text for agent_id, text in seen if agent_id == target]
     assert len(asked) == 3
     assert "first" in asked[0] and asked[1] == "meanwhile" and "second" in asked[2]
+
+
+async def test_a_write_queued_while_the_store_is_locked_joins_the_conversation_later(
+    home: Path, work: Path
+) -> None:
+    seen: list[list[str]] = []
+
+    def route(call: ModelCall) -> str | Reply:
+        seen.append([m.text for m in call.messages])
+        if call.messages[-1].text == "look around":
+            return Reply(tool_calls=[ToolCall("ls", {})])
+        return "answer"
+
+    store = SQLiteStore(home / "store.db", busy_timeout=0.05)
+    blocker = sqlite3.connect(home / "store.db", isolation_level=None)
+    async with piagents.Runtime(home, model=FunctionModel(route), store=store) as rt:
+        root = await rt.open_root(cwd=work)
+
+        def during_the_tool(event: LoopEvent) -> None:
+            if isinstance(event, ToolStarted):
+                root.send("a note for later", "write")  # accepted: queued for the boundary
+                blocker.execute("BEGIN IMMEDIATE")
+
+        root.loop.listeners.append(during_the_tool)
+        with pytest.raises(RunFailed, match="locked by another process"):
+            await root.prompt("look around")
+        root.loop.listeners.remove(during_the_tool)
+        blocker.execute("ROLLBACK")
+
+        assert await root.prompt("go on") == "answer"
+    assert "a note for later" in seen[-1]
+    blocker.close()
 
 
 # ---- damaged and misplaced homes -------------------------------------------------

@@ -190,6 +190,7 @@ class AgentLoop:
                 self._writes.append(inp)
                 self.emit(InputQueued(inp))
             else:
+                self._flush_writes()  # any left by a run the store failed, first
                 self._commit_inputs([inp])
             return None
         future: asyncio.Future[RunOutcome] = asyncio.get_running_loop().create_future()
@@ -242,10 +243,13 @@ class AgentLoop:
             self.emit(MessageCommitted(m))
 
     def _flush_writes(self) -> None:
+        """Commit the queued writes; if the store refuses them they stay queued (they
+        were accepted), for the next boundary or the next write."""
         if self._writes:
             writes = list(self._writes)
-            self._writes.clear()
             self._commit_inputs(writes)
+            for _ in writes:
+                self._writes.popleft()
 
     # ---- runs ---------------------------------------------------------------
 
@@ -272,6 +276,7 @@ class AgentLoop:
             self._steers.clear()
             self._set_phase("running")
             self.emit(RunStarted(tuple(run.inputs)))
+            self._flush_writes()  # any left by a run the store failed, in order
             self._commit_inputs(run.inputs)
             outcome = await self._turns(run)
         except asyncio.CancelledError:
