@@ -84,7 +84,8 @@ class Store(Protocol):
     """Sessions and their append-only entries, plus leases.
 
     Every mutating call is one transaction: nothing of it is visible before it
-    commits, and a committed entry is never rewritten.
+    commits, and a committed entry is never rewritten. Every failure is a
+    StoreError (full, busy, read-only, damaged, ...) and changes nothing.
     """
 
     location: str

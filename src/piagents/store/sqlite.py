@@ -77,9 +77,11 @@ class SQLiteStore:
 
         `busy_timeout`: how long a write waits for another process's write lock
         before it fails with StoreBusy. `max_bytes`: a size limit; writes that need
-        more fail with StoreFull, as on a full disk. `read_only`: open for reading
-        only (what read-only commands use), never writing anything, not even in a
-        read-only home. Every failure is a StoreError naming the path and cause.
+        more fail with StoreFull, as on a full disk. `read_only`: for reading only
+        (what read-only commands use): it works in a read-only home and on a full
+        disk, and writes nothing, except that a store of an earlier schema is first
+        upgraded in place as any opening does. Every failure is a StoreError naming
+        the path and the cause.
         """
         self.path = Path(path)
         self.location = str(self.path)
