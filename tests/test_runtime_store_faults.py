@@ -16,7 +16,14 @@ import piagents
 from piagents.agent import RunFailed
 from piagents.ai.messages import AssistantMessage
 from piagents.harness.events import LoopEvent, MessageCommitted, RunEnded, ToolStarted
-from piagents.store.base import StoreDamaged, StoreError, StoreFull, StoreReadOnly, StoreUnavailable
+from piagents.store.base import (
+    StoreBusy,
+    StoreDamaged,
+    StoreError,
+    StoreFull,
+    StoreReadOnly,
+    StoreUnavailable,
+)
 from piagents.store.records import SessionRecord
 from piagents.store.sqlite import SQLiteStore
 from piagents.testing import FunctionModel, ModelCall, Reply, ToolCall
@@ -196,6 +203,33 @@ async def test_a_write_queued_while_the_store_is_locked_joins_the_conversation_l
         assert await root.prompt("go on") == "answer"
     assert "a note for later" in seen[-1]
     blocker.close()
+
+
+async def test_background_work_that_fails_is_logged_and_ends_only_itself(
+    home: Path, work: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def refused() -> None:
+        raise StoreBusy("the store is locked by another process")
+
+    async def broken() -> None:
+        raise ValueError("a bug")
+
+    async with piagents.Runtime(home, model=FunctionModel(lambda c: "answer")) as rt:
+        root = await rt.open_root(cwd=work)
+        done = asyncio.Event()
+
+        async def last() -> None:
+            done.set()
+
+        rt.background(refused(), "recording something")
+        rt.background(broken(), "delivering something")
+        rt.background(last(), "the last thing")
+        await done.wait()
+
+        assert await root.prompt("still here?") == "answer"
+    messages = [r.getMessage() for r in caplog.records]
+    assert "Recording something failed: the store is locked by another process" in messages
+    assert "Delivering something failed" in messages
 
 
 # ---- damaged and misplaced homes -------------------------------------------------
