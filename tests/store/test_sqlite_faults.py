@@ -20,6 +20,7 @@ from piagents.store.base import (
     StoreError,
     StoreFull,
     StoreIncompatible,
+    StoreNotFound,
     StoreReadOnly,
     StoreUnavailable,
 )
@@ -286,3 +287,31 @@ def test_two_stores_on_one_file_append_to_one_session_in_turn(path: Path) -> Non
     assert first.entries("s") == entries
     first.close()
     second.close()
+
+
+def test_a_store_of_an_earlier_schema_opened_read_only_is_upgraded_then_read(path: Path) -> None:
+    db = sqlite3.connect(path)
+    db.executescript(
+        "CREATE TABLE sessions (id TEXT PRIMARY KEY, cwd TEXT NOT NULL, name TEXT,"
+        " model TEXT NOT NULL DEFAULT '', thinking TEXT NOT NULL DEFAULT 'off', owner_id TEXT,"
+        " root_id TEXT, created INTEGER NOT NULL, updated INTEGER NOT NULL,"
+        " meta TEXT NOT NULL DEFAULT '{}', lease_pid INTEGER, lease_host TEXT,"
+        " lease_token TEXT, lease_started TEXT);"
+        "INSERT INTO sessions (id, cwd, created, updated) VALUES ('old', '/w', 1, 1);"
+        f"PRAGMA application_id = {0x70694147}; PRAGMA user_version = 1;"
+    )
+    db.close()
+
+    reader = SQLiteStore(path, read_only=True)
+
+    assert [r.id for r in reader.list_sessions()] == ["old"]
+    assert reader.entries("old") == []
+    with pytest.raises(StoreReadOnly):
+        reader.set_state("old", "running")
+    reader.close()
+
+
+def test_opening_read_only_where_there_is_no_store_creates_nothing(tmp_path: Path) -> None:
+    with pytest.raises(StoreNotFound, match=named(tmp_path / "home" / "store.db")):
+        SQLiteStore(tmp_path / "home" / "store.db", read_only=True)
+    assert not (tmp_path / "home").exists()
