@@ -6,6 +6,7 @@ once the store can be written again."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 
 import piagents
 from piagents.agent import RunFailed
+from piagents.agents.mailbox import poke
 from piagents.ai.messages import AssistantMessage
 from piagents.harness.events import LoopEvent, MessageCommitted, RunEnded, ToolStarted
 from piagents.store.base import (
@@ -24,7 +26,7 @@ from piagents.store.base import (
     StoreReadOnly,
     StoreUnavailable,
 )
-from piagents.store.records import SessionRecord
+from piagents.store.records import InputRecord, SessionRecord, new_id
 from piagents.store.sqlite import SQLiteStore
 from piagents.testing import FunctionModel, ModelCall, Reply, ToolCall
 
@@ -203,6 +205,58 @@ async def test_a_write_queued_while_the_store_is_locked_joins_the_conversation_l
         assert await root.prompt("go on") == "answer"
     assert "a note for later" in seen[-1]
     blocker.close()
+
+
+async def test_inputs_another_runtime_left_are_taken_once_the_store_can_be_written(
+    home: Path, work: Path
+) -> None:
+    arrived = asyncio.Event()
+
+    def route(call: ModelCall) -> str:
+        if call.messages[-1].text == "from afar":
+            arrived.set()
+        return "ok"
+
+    refused = asyncio.Event()
+
+    class Refusals(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "could not be taken yet" in record.getMessage():
+                refused.set()
+
+    handler = Refusals()
+    logging.getLogger("piagents").addHandler(handler)
+    store = SQLiteStore(home / "store.db", busy_timeout=0.05)
+    blocker = sqlite3.connect(home / "store.db", isolation_level=None)
+    try:
+        async with piagents.Runtime(home, model=FunctionModel(route), store=store) as rt:
+            root = await rt.open_root(cwd=work)
+            elsewhere = SQLiteStore(home / "store.db")  # another runtime's store
+            elsewhere.add_input(
+                InputRecord(
+                    id=new_id(),
+                    root_id=root.id,
+                    recipient_id=root.id,
+                    sender_id=None,
+                    kind="input",
+                    delivery="followUp",
+                    text="from afar",
+                    delivered=False,
+                    rendered="from afar",
+                )
+            )
+            elsewhere.close()
+            blocker.execute("BEGIN IMMEDIATE")
+            assert rt.holder is not None and await poke(rt.holder.token)
+            async with asyncio.timeout(30):
+                await refused.wait()  # the poke came while the store was locked
+
+            blocker.execute("ROLLBACK")
+            async with asyncio.timeout(30):
+                await arrived.wait()
+    finally:
+        logging.getLogger("piagents").removeHandler(handler)
+        blocker.close()
 
 
 async def test_background_work_that_fails_is_logged_and_ends_only_itself(

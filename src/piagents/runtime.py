@@ -17,6 +17,7 @@ from piagents.agents.coordinator import AgentCallError, Coordinator
 from piagents.agents.mailbox import Mailbox
 from piagents.agents.operations import fork_entries
 from piagents.agents.tool import AgentTool
+from piagents.agents.unrecorded import FIRST_RETRY_S, LAST_RETRY_S
 from piagents.ai.faux import FunctionModel
 from piagents.ai.models import ModelRef, ThinkingLevel, model_info, parse_thinking_level
 from piagents.ai.registry import NO_MODEL, ProviderConfigError, ProviderRegistry, default_model
@@ -161,11 +162,15 @@ class Runtime:
             return
         self._tg.create_task(_contained(work, what))
 
-    def _drain_on_poke(self) -> None:
+    def _drain_on_poke(self, retry_in: float = FIRST_RETRY_S) -> None:
         try:
             self.coordinator.drain()
-        except StoreError as exc:  # the inputs wait in the store for the next poke or load
-            log.warning("Inputs waiting in the store could not be taken: %s", exc)
+        except StoreError as exc:  # nothing was taken: the inputs wait in the store
+            log.warning("Inputs waiting in the store could not be taken yet: %s", exc)
+            if not self.closing:
+                asyncio.get_running_loop().call_later(
+                    retry_in, self._drain_on_poke, min(retry_in * 2, LAST_RETRY_S)
+                )
 
     async def __aexit__(
         self,
