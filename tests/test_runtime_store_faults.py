@@ -343,3 +343,38 @@ async def test_a_damaged_store_is_store_damaged_never_a_raw_sqlite_error(
             await rt.open_root(cwd=work)
         with pytest.raises(StoreDamaged, match=f"{path} is damaged"):
             rt.latest_session(work)
+
+
+def _store_is_a_directory(path: Path) -> str:
+    path.mkdir()
+    return "is a directory"
+
+
+def _store_of_a_newer_schema(path: Path) -> str:
+    SQLiteStore(path).close()
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA user_version = 99")
+    db.close()
+    return "was written by a newer pi-agents"
+
+
+def _store_with_a_damaged_header(path: Path) -> str:
+    path.write_bytes(b"SQLite format 3\x00" + bytes(range(256)) * 16)
+    return "is damaged"
+
+
+@pytest.mark.parametrize(
+    "make", [_store_is_a_directory, _store_of_a_newer_schema, _store_with_a_damaged_header]
+)
+async def test_a_store_that_cannot_be_used_is_a_store_error_naming_it_and_left_as_it_was(
+    home: Path, make: Callable[[Path], str]
+) -> None:
+    path = home / "store.db"
+    said = make(path)
+    before = sorted(p.name for p in home.iterdir())
+
+    with pytest.raises(StoreError, match=f"{path} {said}"):
+        async with piagents.Runtime(home, model=FunctionModel(lambda c: "hi")):
+            pass
+
+    assert sorted(p.name for p in home.iterdir()) == before

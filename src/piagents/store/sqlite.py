@@ -120,6 +120,8 @@ class SQLiteStore:
                 f"{path} is not a pi-agents store (not an SQLite database); "
                 "it was left untouched. Move it away or choose another home."
             )
+        if len(head) < 100 or head[21:24] != b"\x40\x20\x20":  # fixed in every valid header
+            raise sqlite_errors.damaged(path, "its header is not a valid SQLite header")
         # The header as last checkpointed: refuse what is not ours before SQLite opens
         # it at all (opening a WAL database makes its -shm and -wal files).
         self._check_identity(
