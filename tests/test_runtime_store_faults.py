@@ -93,6 +93,27 @@ async def test_a_store_locked_when_a_run_ends_fails_that_prompt_not_the_runtime(
     blocker.close()
 
 
+async def test_a_spawn_the_store_refuses_is_an_error_result_and_can_be_made_again(
+    home: Path, work: Path
+) -> None:
+    path = home / "store.db"
+    store = SQLiteStore(path, busy_timeout=0.05)
+    blocker = sqlite3.connect(path, isolation_level=None)
+    async with piagents.Runtime(home, model=FunctionModel(lambda c: "done"), store=store) as rt:
+        root = await rt.open_root(cwd=work)
+        spawn = {"action": "spawn", "name": "w", "message": "work"}
+        blocker.execute("BEGIN IMMEDIATE")
+
+        refused = await root.call_tool("agent", spawn)
+
+        assert refused.is_error
+        assert refused.text.startswith(f"{path}: the store is locked by another process")
+        blocker.execute("ROLLBACK")
+        made = await root.call_tool("agent", spawn)
+        assert not made.is_error, made.text
+    blocker.close()
+
+
 async def test_a_full_disk_fails_the_turn_and_work_resumes_once_space_is_freed(
     home: Path, work: Path
 ) -> None:

@@ -500,7 +500,7 @@ class AgentLoop:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            return ToolResult(f"{type(exc).__name__}: {exc}", is_error=True)
+            return ToolResult(failure_text(exc), is_error=True)
 
     # ---- abort & close --------------------------------------------------------
 
