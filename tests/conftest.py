@@ -23,3 +23,31 @@ def work(tmp_path):
     w = tmp_path / "work"
     w.mkdir()
     return w
+
+
+@pytest.fixture
+def make_read_only():
+    """Make a file or directory unwritable for this process, for real: by its mode,
+    or (for root, whom modes do not stop) by the immutable attribute. Undone after."""
+    import shutil
+    import stat
+    import subprocess
+
+    undo = []
+
+    def make(path):
+        if os.geteuid() != 0:
+            mode = path.stat().st_mode
+            path.chmod(mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+            undo.append(lambda: path.chmod(mode))
+            return
+        if shutil.which("chattr") is None:
+            pytest.skip("running as root without chattr: cannot make a path read-only")
+        done = subprocess.run(["chattr", "+i", str(path)], capture_output=True)
+        if done.returncode != 0:
+            pytest.skip(f"cannot make {path} immutable: {done.stderr.decode().strip()}")
+        undo.append(lambda: subprocess.run(["chattr", "-i", str(path)], check=True))
+
+    yield make
+    for step in reversed(undo):
+        step()

@@ -62,7 +62,10 @@ class Agent:
         return list(self.loop.tools)
 
     async def prompt(self, text: str) -> str:
-        """Send one user input and run it to its answer."""
+        """Send one user input and run it to its answer.
+
+        Raises RunFailed when the run fails (its message says why, e.g. the store
+        could not record it), or a StoreError when the store cannot take the input."""
         outcome = await self.prompt_outcome(text)
         if outcome.status == "failed":
             raise RunFailed(outcome.answer)

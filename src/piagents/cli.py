@@ -114,6 +114,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:
+        from piagents.store.base import StoreError
+
+        if not isinstance(exc, StoreError):
+            raise
+        print(f"pi-agents: {exc}", file=sys.stderr)  # the home or its store: it says why
+        return EXIT_FAILED
 
 
 def stdout_closed() -> int:
@@ -171,14 +178,16 @@ def _home(value: str | None) -> Path:
     return Path(value).expanduser() if value else default_home()
 
 
-def _open_store(home: Path) -> Any:
-    from piagents.store.base import StoreError
+def _open_store_to_read(home: Path) -> Any:
+    """The home's store opened read-only (it works in a read-only home, and writes
+    nothing), or None when there is none yet."""
+    from piagents.store.base import StoreNotFound
     from piagents.store.sqlite import SQLiteStore
 
     try:
-        return SQLiteStore(home / "store.db")
-    except StoreError as exc:
-        raise CliError(str(exc)) from exc
+        return SQLiteStore(home / "store.db", read_only=True)
+    except StoreNotFound:
+        return None
 
 
 def _sessions(argv: list[str]) -> int:
@@ -188,7 +197,10 @@ def _sessions(argv: list[str]) -> int:
     args = p.parse_args(argv)
     import datetime
 
-    store = _open_store(_home(args.home))
+    store = _open_store_to_read(_home(args.home))
+    if store is None:
+        print("No sessions.")
+        return EXIT_OK
     try:
         rows = store.list_sessions(roots_only=not args.all)
         prompts = store.latest_requests([r.id for r in rows])
@@ -233,7 +245,9 @@ def _export(argv: list[str]) -> int:
     from piagents.export import export_jsonl
     from piagents.store.base import SessionNotFound
 
-    store = _open_store(_home(args.home))
+    store = _open_store_to_read(_home(args.home))
+    if store is None:
+        raise CliError(f"No session matches {args.session!r}: there are no sessions yet.")
     try:
         session_id = _resolve_session(store, args.session)
         if args.output:

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import datetime
 import logging
+from collections.abc import Coroutine
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -16,6 +17,7 @@ from piagents.agents.coordinator import AgentCallError, Coordinator
 from piagents.agents.mailbox import Mailbox
 from piagents.agents.operations import fork_entries
 from piagents.agents.tool import AgentTool
+from piagents.agents.unrecorded import FIRST_RETRY_S, LAST_RETRY_S
 from piagents.ai.faux import FunctionModel
 from piagents.ai.models import ModelRef, ThinkingLevel, model_info, parse_thinking_level
 from piagents.ai.registry import NO_MODEL, ProviderConfigError, ProviderRegistry, default_model
@@ -28,9 +30,10 @@ from piagents.harness.system_prompt import build_system_prompt, find_context_fil
 from piagents.harness.tools import builtin_tools
 from piagents.harness.tools.base import Tool
 from piagents.store import lease
-from piagents.store.base import LeaseHolder, SessionNotFound, Store
+from piagents.store.base import LeaseHolder, SessionNotFound, Store, StoreError
 from piagents.store.records import SessionRecord
 from piagents.store.sqlite import SQLiteStore
+from piagents.store.sqlite_errors import home_error
 from piagents.supervision import briefing
 from piagents.supervision.supervisor import Supervisor
 from piagents.supervision.tool import SupervisionTool
@@ -38,6 +41,15 @@ from piagents.supervision.tool import SupervisionTool
 log = logging.getLogger("piagents")
 
 FAUX_DEFAULT = "faux/function"
+
+
+async def _contained(work: Coroutine[Any, Any, object], what: str) -> None:
+    try:
+        await work
+    except StoreError as exc:
+        log.warning("%s failed: %s", what.capitalize(), exc)
+    except Exception:
+        log.exception("%s failed", what.capitalize())
 
 
 def check_agent_api(agent_api: str) -> None:
@@ -66,7 +78,10 @@ class Runtime:
         store: Store | None = None,
     ) -> None:
         self.home = Path(home).expanduser() if home is not None else default_home()
-        self.home.mkdir(parents=True, exist_ok=True)
+        try:
+            self.home.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise home_error(self.home, exc) from exc
         self.settings: Settings = load_settings(self.home, settings)
         self._settings_given = settings
         if self.settings.errors:
@@ -138,9 +153,27 @@ class Runtime:
         self.holder = lease.new_holder()
         self._tg = asyncio.TaskGroup()
         await self._tg.__aenter__()
-        self.mailbox = Mailbox(self.holder.token, self.coordinator.drain)
+        self.mailbox = Mailbox(self.holder.token, self._drain_on_poke)
         await self.mailbox.start()
         return self
+
+    def background(self, work: Coroutine[Any, Any, object], what: str) -> None:
+        """Run `work` in the runtime's task group, where an error it raises is logged
+        and ends only that work: it never takes the runtime and its Agents down."""
+        if self._tg is None:
+            work.close()
+            return
+        self._tg.create_task(_contained(work, what))
+
+    def _drain_on_poke(self, retry_in: float = FIRST_RETRY_S) -> None:
+        try:
+            self.coordinator.drain()
+        except StoreError as exc:  # nothing was taken: the inputs wait in the store
+            log.warning("Inputs waiting in the store could not be taken yet: %s", exc)
+            if not self.closing:
+                asyncio.get_running_loop().call_later(
+                    retry_in, self._drain_on_poke, min(retry_in * 2, LAST_RETRY_S)
+                )
 
     async def __aexit__(
         self,
@@ -336,9 +369,14 @@ class Runtime:
             if addition:
                 loop.system_prompt = f"{loop.system_prompt}\n\n{addition}"
         self.agents[session.id] = agent
-        self.coordinator.attach(agent)
-        if session.record.is_root:
-            self.coordinator.drain()
+        try:
+            self.coordinator.attach(agent)
+            if session.record.is_root:
+                self.coordinator.drain()
+        except BaseException:  # e.g. the store failed: leave nothing half-loaded
+            self.agents.pop(session.id, None)
+            self.coordinator.detach(agent)
+            raise
         return agent
 
     def load_managed(self, session: Session) -> Agent:
@@ -414,7 +452,7 @@ class Runtime:
             and self._tg is not None
         ):
             self._background.discard(agent.id)
-            self._tg.create_task(self._unload_when_idle(agent))
+            self.background(self._unload_when_idle(agent), f"taking {agent.id} offline")
 
     async def _unload_when_idle(self, agent: Agent) -> None:
         await asyncio.sleep(0)  # let the run that just ended finish its bookkeeping

@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -752,6 +753,186 @@ def test_a_corrupt_store_is_a_clear_error_and_is_left_untouched(
     assert "untouched" in result.stderr
     assert store.read_bytes() == content
     assert sorted(p.name for p in cli.home.iterdir()) == ["store.db"]
+
+
+# ---- damaged and misplaced homes ----------------------------------------------------
+
+STORE_COMMANDS = {
+    "prompt": ("--model", route("hello"), "-p", "hi"),
+    "sessions": ("sessions",),
+    "export": ("export", "abc"),
+}
+
+
+def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
+    """A failure told in one line on stderr, with no traceback."""
+    failed(result)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+def damage_an_interior_page(path: Path) -> None:
+    """A store whose `sessions` table spans pages, with its root (interior) page wiped."""
+    import sqlite3
+
+    from piagents.store.records import SessionRecord
+    from piagents.store.sqlite import SQLiteStore
+
+    store = SQLiteStore(path)
+    for i in range(400):
+        store.create_session(SessionRecord(id=f"s{i:04}", cwd="/" + "w" * 200))
+    store.close()
+    with sqlite3.connect(path) as db:
+        (root,) = db.execute(
+            "SELECT rootpage FROM sqlite_master WHERE name = 'sessions'"
+        ).fetchone()
+    db.close()
+    data = bytearray(path.read_bytes())
+    data[(root - 1) * 4096 : root * 4096] = b"\xff" * 4096
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("command", ["prompt", "sessions", "export"])
+def test_a_store_with_a_damaged_interior_page_is_one_clear_line(cli: Cli, command: str) -> None:
+    store = cli.home / "store.db"
+    cli.home.mkdir()
+    damage_an_interior_page(store)
+
+    line = one_line_error(cli.run(*STORE_COMMANDS[command]))
+
+    assert f"{store} is damaged" in line and "malformed" in line
+
+
+@pytest.mark.parametrize("command", ["prompt", "sessions", "export"])
+def test_a_store_path_that_is_a_directory_is_one_clear_line(cli: Cli, command: str) -> None:
+    store = cli.home / "store.db"
+    store.mkdir(parents=True)
+
+    line = one_line_error(cli.run(*STORE_COMMANDS[command]))
+
+    assert f"{store} is a directory" in line
+
+
+@pytest.mark.parametrize("command", ["prompt", "sessions", "export"])
+@pytest.mark.parametrize("given_by", ["--home", "PI_AGENTS_HOME"])
+def test_a_home_that_is_a_regular_file_is_one_clear_line(
+    cli: Cli, tmp_path: Path, command: str, given_by: str
+) -> None:
+    home = tmp_path / "a-file"
+    home.write_text("not a directory")
+    if given_by == "--home":
+        result = Cli(home, cli.cwd, cli.env).run(*STORE_COMMANDS[command])
+    else:
+        result = subprocess.run(
+            [*pi_agents_command(), *STORE_COMMANDS[command]],
+            cwd=cli.cwd,
+            env={**cli.env, "PI_AGENTS_HOME": str(home)},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT,
+        )
+
+    line = one_line_error(result)
+
+    assert f"{home} is not a directory" in line
+    assert home.read_text() == "not a directory"
+
+
+def test_a_home_that_cannot_be_created_is_one_clear_line(
+    cli: Cli, tmp_path: Path, make_read_only: Any
+) -> None:
+    parent = tmp_path / "locked"
+    parent.mkdir()
+    make_read_only(parent)
+    home = parent / "home"
+
+    line = one_line_error(Cli(home, cli.cwd, cli.env).run(*STORE_COMMANDS["prompt"]))
+
+    assert f"cannot create {home}" in line
+    assert ok(Cli(home, cli.cwd, cli.env).run("sessions")).stdout.strip() == "No sessions."
+
+
+def test_a_read_only_home_is_listed_and_exported_and_a_prompt_names_the_home(
+    cli: Cli, make_read_only: Any
+) -> None:
+    session_id = json_lines(ok(cli.prompt("hello", "--mode", "json", "-p", "hi")).stdout)[0]["id"]
+    make_read_only(cli.home)
+
+    assert cli.session_ids() == [session_id]
+    exported = ok(cli.run("export", session_id))
+    assert json_lines(exported.stdout)[0]["id"] == session_id
+    line = one_line_error(cli.prompt("hello", "-p", "again"))
+    assert f"cannot write in {cli.home}" in line
+    assert "store.db is" not in line
+
+
+@pytest.mark.parametrize("command", ["prompt", "sessions", "export"])
+def test_a_store_of_a_newer_schema_is_refused_before_anything_is_written(
+    cli: Cli, command: str
+) -> None:
+    import sqlite3
+
+    ok(cli.prompt("hello", "-p", "hi"))
+    store = cli.home / "store.db"
+    with sqlite3.connect(store) as db:
+        db.execute("DROP TABLE search_docs")  # what a newer schema might have done
+        db.execute("PRAGMA user_version = 99")
+    db.close()
+    before = store.read_bytes()
+    files = sorted(p.name for p in cli.home.iterdir())
+
+    line = one_line_error(cli.run(*STORE_COMMANDS[command]))
+
+    assert f"{store} was written by a newer pi-agents" in line
+    assert store.read_bytes() == before
+    assert sorted(p.name for p in cli.home.iterdir()) == files
+
+
+def test_a_full_disk_fails_a_prompt_in_one_line_and_work_resumes_once_space_is_freed(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """On a real full disk: a tmpfs of 600 KiB, mounted in a mount namespace of its own."""
+    import shlex
+
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("needs root and unshare to mount a small tmpfs")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    pi = " ".join(shlex.quote(a) for a in pi_agents_command())
+    hello = shlex.quote(route("hello"))
+    script = f"""
+        mount -t tmpfs -o size=600k tmpfs {disk} || exit 77
+        run() {{ {pi} --home {disk}/home "$@"; echo "rc=$?"; }}
+        run --model {hello} -p first
+        dd if=/dev/zero of={disk}/filler bs=4k 2>/dev/null
+        echo "-- full"
+        run --model {hello} -p second
+        run sessions
+        rm {disk}/filler
+        echo "-- freed"
+        run --model {hello} -p third
+    """
+    done = subprocess.run(
+        ["unshare", "-m", "sh", "-c", script],
+        cwd=cli.cwd,
+        env=cli.env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT * 4,
+    )
+    if done.returncode == 77:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+
+    before, full, freed = done.stdout.split("-- ")
+    assert before.split() == ["hello", "from", "the", "scripted", "model", "rc=0"]
+    prompt_rc, *listing, sessions_rc = full.splitlines()[1:]
+    assert (prompt_rc, sessions_rc) == ("rc=1", "rc=0")
+    assert len(listing) == 2 and route("hello") in listing[1]  # read-only: still listed
+    assert freed.splitlines()[1:] == ["hello from the scripted model", "rc=0"]
+    [error] = done.stderr.strip().splitlines()
+    assert f"{disk}/home/store.db: the store cannot be written, the disk is full" in error
 
 
 # ---- the session lease -------------------------------------------------------

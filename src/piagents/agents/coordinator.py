@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -18,7 +19,8 @@ from piagents.agents.directory import Directory
 from piagents.agents.mailbox import poke
 from piagents.agents.texts import Shown
 from piagents.agents.tree import AgentMarks, Tree
-from piagents.ai.messages import TextContent, UserMessage
+from piagents.agents.unrecorded import InputEnd, UnrecordedEnds
+from piagents.ai.messages import TextContent, UserMessage, now_ms
 from piagents.harness.events import (
     Input,
     InputQueued,
@@ -30,12 +32,14 @@ from piagents.harness.events import (
 )
 from piagents.harness.loop import AgentLoop
 from piagents.harness.tools.base import ToolResult
-from piagents.store.base import SessionInUse
+from piagents.store.base import SessionInUse, StoreError
 from piagents.store.records import InputRecord, SessionRecord, new_id
 
 if TYPE_CHECKING:
     from piagents.agent import Agent
     from piagents.runtime import Runtime
+
+log = logging.getLogger("piagents")
 
 ABORTED_RESULT = "The input was aborted."
 STATES = ("running", "waiting", "queued", "idle")
@@ -67,6 +71,12 @@ class Coordinator:
         self.listeners: list[Callable[[], None]] = []  # told when any state may have changed
         self._change_pending = False
         self._published: dict[str, str] = {}
+        # Ends of inputs the store refused (full, locked), retried until it takes them.
+        self._unrecorded = UnrecordedEnds(
+            self._record_end,
+            lambda retry: self.rt.background(retry, "recording the end of inputs"),
+            lambda: self.rt.closing,
+        )
 
     # ---- settings & basics ---------------------------------------------------
 
@@ -330,7 +340,10 @@ class Coordinator:
                 continue
             agent = self.rt.agents.get(stored.recipient_id)
             if agent is not None:
-                self._submit(agent, stored)
+                try:
+                    self._submit(agent, stored)
+                except StoreError as exc:  # the others taken with it are still handed over
+                    log.warning("An input for %s could not be added: %s", agent.id, exc)
         self.changed()  # a poke may only say that a worker's generation changed state
 
     async def reach(self, recipient: SessionRecord) -> None:
@@ -438,7 +451,8 @@ class Coordinator:
         from_user_or_owner = stored.sender_id is None or stored.sender_id == record.owner_id
         if kind == "input" and marks.stopped and not from_user_or_owner:
             # Left in the store before the stop; it only adds to the conversation now.
-            self.rt.store.end_inputs([stored.id], "completed", None)
+            with contextlib.suppress(StoreError):  # recorded later
+                self._end(record, [Input(stored.text, id=stored.id)], "completed", None, False)
             kind, delivery = "write", "write"
         owned = not record.is_root
         if kind != "write":
@@ -484,10 +498,12 @@ class Coordinator:
         by_owner = marks is not None and marks.aborting_by_owner
         result = ABORTED_RESULT if outcome.status == "aborted" else outcome.answer
         inputs = [i for i in outcome.inputs if "kind" in i.meta]
-        # Settle first: an owner waiting for these resumes ahead of queued inputs.
-        self._end(record, inputs, outcome.status, result, by_owner)
-        if not record.is_root:
-            self.tree(self.root_of(record)).slots.release(record.id)
+        try:
+            # Settle first: an owner waiting for these resumes ahead of queued inputs.
+            self._end(record, inputs, outcome.status, result, by_owner)
+        finally:
+            if not record.is_root:
+                self.tree(self.root_of(record)).slots.release(record.id)
 
     def _on_withdrawn(self, loop: AgentLoop, inputs: tuple[Input, ...]) -> None:
         record = loop.session.record
@@ -495,26 +511,45 @@ class Coordinator:
         by_owner = marks is not None and marks.aborting_by_owner
         if not record.is_root and not loop.busy:
             self.tree(self.root_of(record)).slots.release(record.id)
-        self._end(
-            record, [i for i in inputs if "kind" in i.meta], "aborted", ABORTED_RESULT, by_owner
-        )
+        with contextlib.suppress(StoreError):  # recorded later, when the store can be written
+            self._end(
+                record, [i for i in inputs if "kind" in i.meta], "aborted", ABORTED_RESULT, by_owner
+            )
 
     def _end(
         self,
         record: SessionRecord,
         inputs: Sequence[Input],
         status: str,
-        result: str,
+        result: str | None,
         aborted_by_owner: bool,
     ) -> None:
+        """Record that these inputs ended, then close them and tell the owner. When the
+        store cannot be written, they stay open and are recorded as soon as it can."""
         if not inputs:
             return
-        tree = self.tree(self.root_of(record))
-        ended = self.rt.store.end_inputs(
-            [i.id for i in inputs], status, result, aborted_by_owner=aborted_by_owner
+        end = InputEnd(
+            record, tuple(i.id for i in inputs), status, result, aborted_by_owner, now_ms()
         )
-        for r in ended:
-            tree.close(record.id, r.id)
+        try:
+            self._record_end(end)
+        except StoreError:
+            self._unrecorded.add(end)
+            raise
+
+    def _record_end(self, end: InputEnd) -> None:
+        ended = self.rt.store.end_inputs(
+            list(end.ids),
+            end.status,
+            end.result,
+            aborted_by_owner=end.aborted_by_owner,
+            ended=end.ended,
+        )
+        record = end.recipient
+        tree = self.trees.get(self.root_of(record))
+        if tree is not None:
+            for r in ended:
+                tree.close(record.id, r.id)
         with_results = [r for r in ended if r.has_result]
         if with_results and record.owner_id is not None:
             self._tell_owner(record, with_results)
@@ -540,7 +575,8 @@ class Coordinator:
         delivery = "steer"
         if agent is None:
             return
-        with contextlib.suppress(AgentCallError):
+        # The result itself is recorded; a notice the store cannot take only goes unsent.
+        with contextlib.suppress(AgentCallError, StoreError):
             self.accept(agent, owner, text, delivery, notification=True)
 
     # ---- the user's side ---------------------------------------------------------------

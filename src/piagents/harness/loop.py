@@ -54,6 +54,7 @@ from piagents.harness.events import (
 from piagents.harness.session import Session
 from piagents.harness.tools.base import Tool, ToolContext, ToolError, ToolResult, spec_of
 from piagents.harness.tools.base import validation_error as tool_validation_error
+from piagents.store.base import StoreError
 
 QueueMode = Literal["one-at-a-time", "all"]
 ABORTED_TOOL_TEXT = "Tool execution was aborted."
@@ -95,6 +96,16 @@ class _Run:
     abandoned: asyncio.Event = field(default_factory=asyncio.Event)
     finished: asyncio.Event = field(default_factory=asyncio.Event)
     step: asyncio.Task[AssistantMessage] | None = None
+
+
+def failure_text(exc: BaseException) -> str:
+    """What a failed run reports: a store error's own message (it names its cause),
+    else the exception's type and message; the first of a group's errors."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, StoreError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
 
 
 def default_render(inp: Input) -> UserMessage:
@@ -179,6 +190,7 @@ class AgentLoop:
                 self._writes.append(inp)
                 self.emit(InputQueued(inp))
             else:
+                self._flush_writes()  # any left by a run the store failed, first
                 self._commit_inputs([inp])
             return None
         future: asyncio.Future[RunOutcome] = asyncio.get_running_loop().create_future()
@@ -231,10 +243,13 @@ class AgentLoop:
             self.emit(MessageCommitted(m))
 
     def _flush_writes(self) -> None:
+        """Commit the queued writes; if the store refuses them they stay queued (they
+        were accepted), for the next boundary or the next write."""
         if self._writes:
             writes = list(self._writes)
-            self._writes.clear()
             self._commit_inputs(writes)
+            for _ in writes:
+                self._writes.popleft()
 
     # ---- runs ---------------------------------------------------------------
 
@@ -261,13 +276,14 @@ class AgentLoop:
             self._steers.clear()
             self._set_phase("running")
             self.emit(RunStarted(tuple(run.inputs)))
+            self._flush_writes()  # any left by a run the store failed, in order
             self._commit_inputs(run.inputs)
             outcome = await self._turns(run)
         except asyncio.CancelledError:
             outcome = RunOutcome(tuple(run.inputs), "aborted", "")
             raise
         except Exception as exc:  # a bug in a hook or tool plumbing ends the run, not the runtime
-            outcome = RunOutcome(tuple(run.inputs), "failed", f"{type(exc).__name__}: {exc}")
+            outcome = RunOutcome(tuple(run.inputs), "failed", failure_text(exc))
         finally:
             if outcome is None:
                 outcome = RunOutcome(tuple(run.inputs), "aborted", "")
@@ -277,7 +293,10 @@ class AgentLoop:
             self._set_phase("idle")
             run.finished.set()
             if self.hooks.after_run is not None:
-                self.hooks.after_run(self, outcome)
+                try:
+                    self.hooks.after_run(self, outcome)
+                except Exception as exc:  # e.g. the store could not record the run's end
+                    outcome = RunOutcome(outcome.inputs, "failed", failure_text(exc))
             self._settle(outcome)
             self.emit(RunEnded(outcome))
 
@@ -481,7 +500,7 @@ class AgentLoop:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            return ToolResult(f"{type(exc).__name__}: {exc}", is_error=True)
+            return ToolResult(failure_text(exc), is_error=True)
 
     # ---- abort & close --------------------------------------------------------
 

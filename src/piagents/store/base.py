@@ -17,7 +17,38 @@ from piagents.store.records import (
 
 
 class StoreError(Exception):
-    """The store cannot be used: corrupt, foreign, or unreachable. Nothing was changed."""
+    """The store cannot be used, or cannot be written now. Nothing of the failed
+    operation was changed; the message names the path and the cause."""
+
+
+class StoreUnavailable(StoreError):
+    """The store (or the home that holds it) cannot be opened: missing, not a file,
+    or not reachable."""
+
+
+class StoreNotFound(StoreUnavailable):
+    """There is no store at the path yet (opening it read-only creates none)."""
+
+
+class StoreIncompatible(StoreError):
+    """The file is not a pi-agents store of a schema this version can use; it was
+    left untouched."""
+
+
+class StoreDamaged(StoreError):
+    """The database file is corrupt (SQLite's `database disk image is malformed`)."""
+
+
+class StoreFull(StoreError):
+    """A write needed space the disk (or the store's size limit) does not have."""
+
+
+class StoreBusy(StoreError):
+    """Another process held the store's write lock for longer than the store waits."""
+
+
+class StoreReadOnly(StoreError):
+    """The store, or the directory that holds it, cannot be written."""
 
 
 class SessionNotFound(StoreError):
@@ -53,7 +84,8 @@ class Store(Protocol):
     """Sessions and their append-only entries, plus leases.
 
     Every mutating call is one transaction: nothing of it is visible before it
-    commits, and a committed entry is never rewritten.
+    commits, and a committed entry is never rewritten. Every failure is a
+    StoreError (full, busy, read-only, damaged, ...) and changes nothing.
     """
 
     location: str

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import sqlite3
 import threading
+import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -14,8 +17,18 @@ from typing import Any, TypeVar
 import msgspec
 
 from piagents.ai.messages import UserMessage, now_ms
-from piagents.store import lease
-from piagents.store.base import _UNSET, LeaseHolder, SessionInUse, SessionNotFound, StoreError
+from piagents.store import lease, sqlite_errors
+from piagents.store import sqlite_layout as layout
+from piagents.store.base import (
+    _UNSET,
+    LeaseHolder,
+    SessionInUse,
+    SessionNotFound,
+    StoreError,
+    StoreIncompatible,
+    StoreNotFound,
+    StoreUnavailable,
+)
 from piagents.store.collector import collector_paused
 from piagents.store.records import (
     CompactionEntry,
@@ -30,240 +43,216 @@ from piagents.store.records import (
     decode_entries,
     decode_entry,
     decode_generation,
-    decode_json_entries,
-    decode_json_entry,
     encode_entry,
     encode_generation,
     entries_array,
-    entry_from_json,
     split_entries,
 )
+from piagents.store.sqlite_layout import APPLICATION_ID, BLOCK, SCHEMA_VERSION
 
-# 'piAG': marks a database as ours, so a foreign SQLite file is never written to.
-APPLICATION_ID = 0x70694147
-SCHEMA_VERSION = 3
-# Version 2: entry bodies in the records' own compact JSON (not Pi's), packed in blocks.
-# Version 3: the same maps as MessagePack, blocks as MessagePack arrays.
-
-# Entries are appended one row each; every BLOCK of them is then packed into one
-# `entry_blocks` row (a MessagePack array decoded in one call), which is what makes
-# reopening a long session fast. Packed rows keep their id and type (compactions
-# keep their body too) so the start of the context is still found by index.
-BLOCK = 512
 MMAP_SIZE = 1 << 30
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS sessions (
-    id TEXT PRIMARY KEY,
-    cwd TEXT NOT NULL,
-    name TEXT,
-    model TEXT NOT NULL DEFAULT '',
-    thinking TEXT NOT NULL DEFAULT 'off',
-    owner_id TEXT,
-    root_id TEXT,
-    created INTEGER NOT NULL,
-    updated INTEGER NOT NULL,
-    meta TEXT NOT NULL DEFAULT '{}',
-    lease_pid INTEGER,
-    lease_host TEXT,
-    lease_token TEXT,
-    lease_started TEXT,
-    latest_request TEXT,
-    latest_request_at INTEGER,
-    state TEXT NOT NULL DEFAULT 'idle'
-);
-CREATE INDEX IF NOT EXISTS sessions_owner ON sessions(owner_id);
-CREATE INDEX IF NOT EXISTS sessions_root ON sessions(root_id);
-CREATE INDEX IF NOT EXISTS sessions_updated ON sessions(updated);
-CREATE TABLE IF NOT EXISTS entries (
-    session_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    entry_id TEXT NOT NULL,
-    type TEXT NOT NULL,
-    body TEXT NOT NULL,
-    PRIMARY KEY (session_id, seq)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS entries_id ON entries(session_id, entry_id);
-CREATE TABLE IF NOT EXISTS entry_blocks (
-    session_id TEXT NOT NULL,
-    first_seq INTEGER NOT NULL,
-    last_seq INTEGER NOT NULL,
-    body BLOB NOT NULL
-);
-CREATE UNIQUE INDEX IF NOT EXISTS entry_blocks_seq ON entry_blocks(session_id, last_seq);
-CREATE TABLE IF NOT EXISTS generations (
-    id TEXT PRIMARY KEY,
-    root_id TEXT NOT NULL,
-    owner_id TEXT NOT NULL,
-    session_id TEXT NOT NULL,
-    state TEXT NOT NULL,
-    ended INTEGER NOT NULL DEFAULT 0,
-    seq INTEGER NOT NULL,
-    body BLOB NOT NULL
-);
-CREATE INDEX IF NOT EXISTS generations_root ON generations(root_id, ended);
-CREATE INDEX IF NOT EXISTS generations_owner ON generations(owner_id, ended);
-CREATE INDEX IF NOT EXISTS generations_session ON generations(session_id);
-CREATE TABLE IF NOT EXISTS inputs (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    id TEXT NOT NULL UNIQUE,
-    root_id TEXT NOT NULL,
-    recipient_id TEXT NOT NULL,
-    sender_id TEXT,
-    kind TEXT NOT NULL,
-    delivery TEXT NOT NULL,
-    text TEXT NOT NULL,
-    has_result INTEGER NOT NULL,
-    status TEXT NOT NULL,
-    result TEXT,
-    read INTEGER NOT NULL DEFAULT 0,
-    aborted_by_owner INTEGER NOT NULL DEFAULT 0,
-    accepted INTEGER NOT NULL,
-    ended INTEGER,
-    delivered INTEGER NOT NULL DEFAULT 1,
-    rendered TEXT
-);
-CREATE INDEX IF NOT EXISTS inputs_mailbox ON inputs(recipient_id) WHERE delivered = 0;
-CREATE INDEX IF NOT EXISTS inputs_recipient ON inputs(recipient_id, seq);
-CREATE INDEX IF NOT EXISTS inputs_open ON inputs(root_id, status) WHERE status = 'outstanding';
--- What `list` searches: user messages and compaction summaries, one row each.
-CREATE TABLE IF NOT EXISTS search_docs (
-    session_id TEXT NOT NULL,
-    ts INTEGER NOT NULL,
-    text TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS search_docs_session ON search_docs(session_id, ts);
-CREATE INDEX IF NOT EXISTS entries_compaction ON entries(session_id, type, seq)
-    WHERE type = 'compaction';
-"""
-
-# Columns added since the first schema, so older stores are upgraded in place.
-_ADDED_COLUMNS: dict[str, list[tuple[str, str]]] = {
-    "sessions": [
-        ("latest_request", "TEXT"),
-        ("latest_request_at", "INTEGER"),
-        ("state", "TEXT NOT NULL DEFAULT 'idle'"),
-    ],
-    "inputs": [("delivered", "INTEGER NOT NULL DEFAULT 1"), ("rendered", "TEXT")],
-}
 
 T = TypeVar("T")
 D = TypeVar("D")
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
+class _NeedsUpgrade(Exception):
+    """A store opened read-only has an earlier schema."""
+
+
 class SQLiteStore:
     """Sessions and entries in `<home>/store.db`."""
 
-    def __init__(self, path: str | Path, *, synchronous: str = "NORMAL") -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        synchronous: str = "NORMAL",
+        busy_timeout: float = 10.0,
+        max_bytes: int | None = None,
+        read_only: bool = False,
+    ) -> None:
+        """Open (or create) the store at `path`.
+
+        `busy_timeout`: how long a write waits for another process's write lock
+        before it fails with StoreBusy. `max_bytes`: a size limit; writes that need
+        more fail with StoreFull, as on a full disk. `read_only`: for reading only
+        (what read-only commands use): it works in a read-only home and on a full
+        disk, and writes nothing, except that a store of an earlier schema is first
+        upgraded in place as any opening does. Every failure is a StoreError naming
+        the path and the cause.
+        """
         self.path = Path(path)
         self.location = str(self.path)
-        self._check_file()
+        self.busy_timeout = busy_timeout
+        self.read_only = read_only
         self._lock = threading.RLock()
+        self._check_file()
         try:
-            self._db = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=10.0
-            )
-            self._db.execute("PRAGMA busy_timeout = 10000")
-            # Read through a memory map: a long session's blocks are many overflow pages,
-            # read three times faster mapped than copied by read(2).
-            self._db.execute(f"PRAGMA mmap_size = {MMAP_SIZE}")
-            self._init_schema(synchronous)
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(
-                f"{self.path} is not a usable pi-agents store ({exc}); it was left untouched."
-            ) from exc
-        self._next_seq: dict[str, int] = {}
-        self._packed_to: dict[str, int] = {}  # seq of each session's first unpacked entry
+            self._db = self._open(synchronous, max_bytes)
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
 
     # ---- opening -------------------------------------------------------------
 
     def _check_file(self) -> None:
-        if not self.path.exists() or self.path.stat().st_size == 0:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            return
-        with open(self.path, "rb") as f:
-            head = f.read(16)
-        if head != SQLITE_MAGIC:
-            raise StoreError(
-                f"{self.path} is not a pi-agents store (not an SQLite database); "
+        """Refuse what is not a store before SQLite touches it; create the home."""
+        path = self.path
+        try:
+            if path.is_dir():
+                raise sqlite_errors.cannot_open(path, "a directory")
+            if not path.exists() or path.stat().st_size == 0:
+                if path.parent.exists() and not path.parent.is_dir():
+                    raise FileExistsError(errno.EEXIST, "not a directory", str(path.parent))
+                if self.read_only:
+                    raise StoreNotFound(f"{path}: there is no pi-agents store here yet.")
+                path.parent.mkdir(parents=True, exist_ok=True)
+                return
+            with open(path, "rb") as f:
+                head = f.read(100)
+        except OSError as exc:
+            if exc.filename is not None and Path(exc.filename) == path:
+                raise sqlite_errors.cannot_open(path, exc.strerror or str(exc)) from exc
+            raise sqlite_errors.home_error(path.parent, exc) from exc
+        if head[:16] != SQLITE_MAGIC:
+            raise StoreIncompatible(
+                f"{path} is not a pi-agents store (not an SQLite database); "
                 "it was left untouched. Move it away or choose another home."
             )
+        if len(head) < 100 or head[21:24] != b"\x40\x20\x20":  # fixed in every valid header
+            raise sqlite_errors.damaged(path, "its header is not a valid SQLite header")
+        # The header as last checkpointed: refuse what is not ours before SQLite opens
+        # it at all (opening a WAL database makes its -shm and -wal files).
+        self._check_identity(
+            int.from_bytes(head[68:72], "big"), int.from_bytes(head[60:64], "big"), 0
+        )
 
-    def _init_schema(self, synchronous: str) -> None:
-        db = self._db
-        app_id = db.execute("PRAGMA application_id").fetchone()[0]
-        tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+    def _check_identity(self, app_id: int, version: int, tables: int) -> None:
         if app_id != APPLICATION_ID and (app_id != 0 or tables):
-            raise StoreError(
+            raise StoreIncompatible(
                 f"{self.path} is an SQLite database of another program; it was left untouched. "
                 "Move it away or choose another home."
             )
-        if db.execute("PRAGMA journal_mode=WAL").fetchone()[0].lower() != "wal":
-            raise StoreError(f"{self.path}: cannot switch the database to WAL mode")
-        db.execute(f"PRAGMA synchronous={synchronous}")
-        if app_id == 0:
-            db.executescript(
-                "BEGIN IMMEDIATE;"
-                + _SCHEMA
-                + f"PRAGMA application_id = {APPLICATION_ID};"
-                + f"PRAGMA user_version = {SCHEMA_VERSION};"
-                + "COMMIT;"
+        if version > SCHEMA_VERSION:
+            raise StoreIncompatible(
+                f"{self.path} was written by a newer pi-agents (schema {version}); it was left "
+                "untouched. Upgrade pi-agents to use it."
             )
+
+    def _open(self, synchronous: str, max_bytes: int | None) -> sqlite3.Connection:
+        db = self._db = self._connect()
+        try:
+            self._init_schema(synchronous, max_bytes)
+            return db
+        except _NeedsUpgrade:
+            db.close()
+        except BaseException:
+            db.close()
+            raise
+        # An earlier schema opened read-only is upgraded in place first, as any opening is.
+        self.read_only = False
+        try:
+            self._open(synchronous, max_bytes).close()
+        finally:
+            self.read_only = True
+        return self._open(synchronous, max_bytes)
+
+    def _connect(self) -> sqlite3.Connection:
+        if self.read_only:
+            db = self._connect_read_only()
+        else:
+            db = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=self.busy_timeout
+            )
+        db.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+        # Read through a memory map: a long session's blocks are many overflow pages,
+        # read three times faster mapped than copied by read(2).
+        db.execute(f"PRAGMA mmap_size = {MMAP_SIZE}")
+        return db
+
+    def _connect_read_only(self) -> sqlite3.Connection:
+        uri = "file:" + urllib.parse.quote(str(self.path.absolute()))
+        db = sqlite3.connect(
+            uri + "?mode=ro", uri=True, isolation_level=None, check_same_thread=False
+        )
+        try:
+            db.execute("PRAGMA application_id").fetchone()
+            return db
+        except sqlite3.OperationalError as exc:
+            db.close()
+            if not getattr(exc, "sqlite_errorname", "").startswith(
+                ("SQLITE_CANTOPEN", "SQLITE_IOERR", "SQLITE_FULL")
+            ):
+                raise
+        # A read-only home or a full disk: the WAL index cannot be made. Nothing can be
+        # written to the store there either, so it is read as it is on disk.
+        return sqlite3.connect(
+            uri + "?mode=ro&immutable=1", uri=True, isolation_level=None, check_same_thread=False
+        )
+
+    def _init_schema(self, synchronous: str, max_bytes: int | None) -> None:
+        """Check what the file is (reading only), then lay it out or upgrade it."""
+        db = self._db
+        app_id = db.execute("PRAGMA application_id").fetchone()[0]
+        tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        self._check_identity(app_id, version, tables)
+        if self.read_only:
+            if app_id == 0:
+                raise StoreNotFound(f"{self.path}: there is no pi-agents store here yet.")
+            if version < SCHEMA_VERSION:
+                raise _NeedsUpgrade
+            return
+        if db.execute("PRAGMA journal_mode=WAL").fetchone()[0].lower() != "wal":
+            raise StoreUnavailable(f"{self.path}: cannot switch the database to WAL mode")
+        db.execute(f"PRAGMA synchronous={synchronous}")
+        if max_bytes is not None:
+            page_size = db.execute("PRAGMA page_size").fetchone()[0]
+            db.execute(f"PRAGMA max_page_count = {max(1, max_bytes // page_size)}")
+        if app_id == 0:
+            layout.create(db)
         else:
             self._upgrade()
-        version = db.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"{self.path} was written by a newer pi-agents (schema {version}); "
-                "upgrade pi-agents to use it."
-            )
 
     def _upgrade(self) -> None:
         """Bring a store written by an earlier pi-agents up to this schema, in place."""
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-            for table, columns in _ADDED_COLUMNS.items():
-                have = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
-                if not have:
-                    continue  # created below
-                for name, decl in columns:
-                    if name not in have:
-                        db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {decl}")
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    db.execute(statement)
-            if version < 2:
-                _recode_entries(db)
-                for (session_id,) in db.execute("SELECT id FROM sessions").fetchall():
-                    _pack(db, session_id, 0, _next_seq(db, session_id))
-            elif version < 3:
-                _recode_json_entries(db)
-            if version < SCHEMA_VERSION:
-                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            layout.upgrade(db)
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            self._roll_back()
             raise
 
     # ---- helpers ---------------------------------------------------------------
 
+    def _error(self, exc: sqlite3.Error) -> StoreError:
+        return sqlite_errors.translate(self.path, exc, waited=self.busy_timeout)
+
+    def _roll_back(self) -> None:
+        # SQLite may have rolled back itself (a full disk, an I/O error): nothing to undo.
+        with contextlib.suppress(sqlite3.Error):
+            self._db.execute("ROLLBACK")
+
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction; any SQLite error in it is the store's own, typed."""
         with self._lock:
             try:
                 self._db.execute("BEGIN IMMEDIATE")
-            except sqlite3.DatabaseError as exc:
-                raise StoreError(f"{self.path}: {exc}") from exc
+            except sqlite3.Error as exc:
+                raise self._error(exc) from exc
             try:
                 yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            else:
                 self._db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._roll_back()
+                raise self._error(exc) from exc
+            except BaseException:
+                self._roll_back()
+                raise
 
     def _fetch(self, sql: str, args: Sequence[Any]) -> list[Any]:
         return self._read(lambda db: db.execute(sql, args).fetchall())
@@ -272,8 +261,8 @@ class SQLiteStore:
         with self._lock:
             try:
                 return fn(self._db)
-            except sqlite3.DatabaseError as exc:
-                raise StoreError(f"{self.path}: {exc}") from exc
+            except sqlite3.Error as exc:
+                raise self._error(exc) from exc
 
     # ---- sessions ----------------------------------------------------------
 
@@ -295,7 +284,6 @@ class SQLiteStore:
                     json.dumps(record.meta),
                 ),
             )
-        self._next_seq[record.id] = 0
 
     _COLS = "id, cwd, name, model, thinking, owner_id, root_id, created, updated, meta"
 
@@ -397,12 +385,10 @@ class SQLiteStore:
             return
         rows = [(e.id, e.type, encode_entry(e)) for e in entries]
         with self._tx() as db:
-            seq = self._next_seq.get(session_id)
-            if seq is None:
-                seq = _next_seq(db, session_id)
-            packed = self._packed_to.get(session_id)
-            if packed is None:
-                packed = _packed_to(db, session_id)
+            # Read in the transaction, never cached: another runtime may have appended to
+            # this session since (it continued it while this one did not hold it).
+            seq = layout.next_seq(db, session_id)
+            packed = layout.packed_to(db, session_id)
             end = seq + len(rows)
             db.executemany(
                 "INSERT INTO entries (session_id, seq, entry_id, type, body) VALUES (?,?,?,?,?)",
@@ -415,7 +401,7 @@ class SQLiteStore:
             if cur.rowcount == 0:
                 raise SessionNotFound(f"No session {session_id}")
             if end - packed >= BLOCK:
-                packed = _pack(db, session_id, packed, end)
+                packed = layout.pack(db, session_id, packed, end)
             docs = _search_docs(entries)
             if docs:
                 db.executemany(
@@ -429,8 +415,6 @@ class SQLiteStore:
                         "WHERE id = ?",
                         (requests[-1][1], requests[-1][0], session_id),
                     )
-        self._next_seq[session_id] = end
-        self._packed_to[session_id] = packed
 
     def has_entries(self, session_id: str) -> bool:
         rows = self._fetch("SELECT 1 FROM entries WHERE session_id = ? LIMIT 1", (session_id,))
@@ -465,12 +449,12 @@ class SQLiteStore:
             with collector_paused():
                 out: list[D] = []
                 for first, _, body in blocks:
-                    body = _bytes(body)
+                    body = layout.body_bytes(body)
                     if first < start:  # cut the block's list to its entries from `start` on
                         body = entries_array(split_entries(body)[start - first :])
                     out.extend(decode(body))
                 if loose:
-                    out.extend(decode(entries_array([_bytes(r[0]) for r in loose])))
+                    out.extend(decode(entries_array([layout.body_bytes(r[0]) for r in loose])))
                 return out
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise StoreError(
@@ -835,7 +819,7 @@ class SQLiteStore:
             raise StoreError(f"{self.path}: an unreadable generation record ({exc})") from exc
 
     def close(self) -> None:
-        with self._lock:
+        with self._lock, contextlib.suppress(sqlite3.Error):
             self._db.close()
 
 
@@ -886,89 +870,6 @@ def _entry_rows(
         (session_id, loose_from),
     ).fetchall()
     return start, blocks, loose
-
-
-def _bytes(body: bytes | str) -> bytes:
-    """A body as stored: bytes, or text where an unreadable older body was kept."""
-    return body.encode() if isinstance(body, str) else body
-
-
-def _next_seq(db: sqlite3.Connection, session_id: str) -> int:
-    last = db.execute("SELECT max(seq) FROM entries WHERE session_id = ?", (session_id,)).fetchone()
-    return 0 if last[0] is None else int(last[0]) + 1
-
-
-def _packed_to(db: sqlite3.Connection, session_id: str) -> int:
-    """The seq of the session's first entry not yet packed into a block."""
-    last = db.execute(
-        "SELECT max(last_seq) FROM entry_blocks WHERE session_id = ?", (session_id,)
-    ).fetchone()
-    return 0 if last[0] is None else int(last[0]) + 1
-
-
-def _pack(db: sqlite3.Connection, session_id: str, start: int, end: int) -> int:
-    """Pack the whole blocks of entries in [start, end) into `entry_blocks`; the new start."""
-    while end - start >= BLOCK:
-        stop = start + BLOCK
-        bodies = db.execute(
-            "SELECT body FROM entries WHERE session_id = ? AND seq >= ? AND seq < ? ORDER BY seq",
-            (session_id, start, stop),
-        ).fetchall()
-        if len(bodies) != BLOCK or any(not b[0] for b in bodies):
-            return start  # a gap or an already packed row: leave these entries loose
-        db.execute(
-            "INSERT INTO entry_blocks (session_id, first_seq, last_seq, body) VALUES (?,?,?,?)",
-            (session_id, start, stop - 1, entries_array([_bytes(b[0]) for b in bodies])),
-        )
-        db.execute(
-            "UPDATE entries SET body = x'' "
-            "WHERE session_id = ? AND seq >= ? AND seq < ? AND type != 'compaction'",
-            (session_id, start, stop),
-        )
-        start = stop
-    return start
-
-
-def _recode_entries(db: sqlite3.Connection) -> None:
-    """Rewrite entry bodies from Pi's JSON form (schema 1) into the records' own form.
-
-    A body that cannot be read is kept as it is, so nothing is lost: reading its
-    session reports it.
-    """
-    rows = db.execute("SELECT session_id, seq, body FROM entries").fetchall()
-    for session_id, seq, body in rows:
-        try:
-            recoded = encode_entry(entry_from_json(json.loads(body)))
-        except (ValueError, KeyError, TypeError):
-            continue
-        db.execute(
-            "UPDATE entries SET body = ? WHERE session_id = ? AND seq = ?",
-            (recoded, session_id, seq),
-        )
-
-
-def _recode_json_entries(db: sqlite3.Connection) -> None:
-    """Rewrite entry bodies and blocks of schema 2 (JSON) as MessagePack.
-
-    A body or block that cannot be read is kept as it is, so nothing is lost:
-    reading its session reports it.
-    """
-    rows = db.execute("SELECT session_id, seq, body FROM entries WHERE length(body) > 0").fetchall()
-    for session_id, seq, body in rows:
-        try:
-            recoded = encode_entry(decode_json_entry(body))
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            continue
-        db.execute(
-            "UPDATE entries SET body = ? WHERE session_id = ? AND seq = ?",
-            (recoded, session_id, seq),
-        )
-    for rowid, body in db.execute("SELECT rowid, body FROM entry_blocks").fetchall():
-        try:
-            recoded = entries_array([encode_entry(e) for e in decode_json_entries(body)])
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            continue
-        db.execute("UPDATE entry_blocks SET body = ? WHERE rowid = ?", (recoded, rowid))
 
 
 def _search_docs(entries: Sequence[Entry]) -> list[tuple[int, str, bool]]:

@@ -91,7 +91,7 @@ def nudge(sup: Supervisor, g: GenerationRecord) -> None:
     """Poke the worker running `g` (it also looks on its own every second)."""
     token = g.token
     if token and sup.rt._tg is not None and not sup.rt.closing:
-        sup.rt._tg.create_task(poke(token))
+        sup.rt.background(poke(token), "waking a worker")
 
 
 # ---- start -----------------------------------------------------------------------------

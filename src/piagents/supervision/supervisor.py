@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from piagents.agents.unrecorded import FIRST_RETRY_S, LAST_RETRY_S
 from piagents.ai.messages import AssistantMessage, ToolResultMessage, UserMessage, now_ms
 from piagents.ai.models import model_info
 from piagents.harness.events import (
@@ -40,7 +42,7 @@ from piagents.harness.loop import AgentLoop
 from piagents.harness.session import Session
 from piagents.harness.tools.base import ToolResult
 from piagents.store import lease
-from piagents.store.base import LeaseHolder
+from piagents.store.base import LeaseHolder, StoreError
 from piagents.store.records import GenerationRecord, InputRecord, SessionRecord, new_id
 from piagents.supervision import remote, texts
 from piagents.supervision.attachments import (
@@ -73,6 +75,8 @@ if TYPE_CHECKING:
     from piagents.agent import Agent
     from piagents.runtime import Runtime
     from piagents.supervision.worker import WorkerLink
+
+log = logging.getLogger("piagents")
 
 
 @dataclass(slots=True)
@@ -528,7 +532,7 @@ class Supervisor:
             )
             self.rt.store.update_generation(ended, end=True)
             if live is not None and self.rt._tg is not None:
-                self.rt._tg.create_task(self.rt.unload(live.agent))
+                self.rt.background(self.rt.unload(live.agent), "taking an agent offline")
             return True
         except Exception:
             return False
@@ -576,7 +580,7 @@ class Supervisor:
         elif isinstance(event, RunEnded):
             live.outcome = event.outcome
             with contextlib.suppress(RuntimeError):
-                asyncio.get_running_loop().call_soon(self._check_settled, live)
+                asyncio.get_running_loop().call_soon(self._settle, live, FIRST_RETRY_S)
         self._changed()
 
     def _set_state(self, live: _Live, state: str) -> None:
@@ -585,6 +589,17 @@ class Supervisor:
         changed = msgspec.structs.replace(live.gen, state=state, updated=now_ms())
         if self.rt.store.update_generation(changed):
             live.gen = changed
+
+    def _settle(self, live: _Live, retry_in: float) -> None:
+        """`_check_settled`, again later while the store cannot record the end."""
+        try:
+            self._check_settled(live)
+        except StoreError as exc:
+            live.ending = False
+            log.warning("The end of %s could not be recorded yet: %s", live.gen.label, exc)
+            asyncio.get_running_loop().call_later(
+                retry_in, self._settle, live, min(retry_in * 2, LAST_RETRY_S)
+            )
 
     def _check_settled(self, live: _Live) -> None:
         """After a run: end the generation when its agent has nothing left to do."""
@@ -638,7 +653,7 @@ class Supervisor:
         if ended:
             self._deliver(gen.owner_id)
         if self.rt._tg is not None and not self.rt.closing:
-            self.rt._tg.create_task(self._take_offline(live.agent))
+            self.rt.background(self._take_offline(live.agent), "taking an agent offline")
         self._changed()
         return ended
 
@@ -678,11 +693,11 @@ class Supervisor:
             return
         if self.worker is not None:  # only nudge the lead: if it is down, it drains on restart
             if self.rt._tg is not None:
-                self.rt._tg.create_task(remote.poke_holder(self, recipient_id))
+                self.rt.background(remote.poke_holder(self, recipient_id), "waking the lead")
             return
         record = self.rt.store.get_session(recipient_id)
         if record is not None and self.rt._tg is not None and not self.rt.closing:
-            self.rt._tg.create_task(self.rt.coordinator.reach(record))
+            self.rt.background(self.rt.coordinator.reach(record), "delivering a result")
 
     # ---- ask_owner -------------------------------------------------------------------------
 

@@ -210,9 +210,9 @@ class WorkerLink:
         if op == "reply":
             self._reply(str(data.get("ask") or ""), str(data.get("text") or ""))
         elif op == "interrupt":
-            self.rt._tg.create_task(self._interrupt(str(data.get("input") or "")))
+            self.rt.background(self._interrupt(str(data.get("input") or "")), "an interrupt")
         elif op == "close":
-            self.rt._tg.create_task(self.close())
+            self.rt.background(self.close(), "closing the worker")
 
     def _reply(self, ask: str, text: str) -> None:
         live = self.rt.supervisor.live.get(self.generation_id)
