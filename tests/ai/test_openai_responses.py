@@ -6,6 +6,7 @@ import itertools
 from typing import Any
 
 import pytest
+import real_servers
 from loopback import (
     Failure,
     LoopbackServer,
@@ -322,6 +323,7 @@ async def test_request_carries_model_instructions_tools_and_tool_results(
     assert "reasoning" not in body
     assert body["input"] == [
         {
+            "type": "message",
             "role": "user",
             "content": [
                 {"type": "input_text", "text": "look"},
@@ -332,7 +334,11 @@ async def test_request_carries_model_instructions_tools_and_tool_results(
                 },
             ],
         },
-        {"role": "assistant", "content": "Reading."},
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "Reading.", "annotations": []}],
+        },
         {
             "type": "function_call",
             "call_id": "call_1",
@@ -350,6 +356,43 @@ async def test_request_carries_model_instructions_tools_and_tool_results(
             "strict": False,
         }
     ]
+
+
+async def test_llama_server_accepts_a_second_turn_and_a_tool_round_trip(
+    server: LoopbackServer, provider: OpenAIResponsesProvider
+) -> None:
+    # llama-server reads an item without "type" only as an input message: an earlier
+    # assistant answer sent that way is refused with HTTP 400.
+    server.check = real_servers.llama_server_responses
+    server.reply(Stream(text_answer("second")), Stream(text_answer("after the tool")))
+    second_turn = (
+        UserMessage.of("hi"),
+        AssistantMessage((TextContent("Hello."),)),
+        UserMessage.of("and now?"),
+    )
+    tool_round = (
+        UserMessage.of("read a"),
+        AssistantMessage((TextContent("Reading."), ToolCall("read", {"path": "a"}, "call_1"))),
+        ToolResultMessage("call_1", "read", (TextContent("contents"),)),
+    )
+
+    first = await collect(stream_with_retry(provider, ask(*second_turn), FAST_RETRY))
+    second = await collect(stream_with_retry(provider, ask(*tool_round), FAST_RETRY))
+
+    assert final(first).text == "second"
+    assert final(second).text == "after the tool"
+    for request in server.requests:
+        assert all("type" in item for item in request.body["input"])
+
+
+def test_the_loopback_llama_server_refuses_an_untyped_assistant_item() -> None:
+    refusal = real_servers.llama_server_responses(
+        {"input": [{"role": "assistant", "content": "Hello."}]}
+    )
+
+    assert refusal is not None
+    assert refusal.status == 400
+    assert refusal.body["error"]["message"] == "Cannot determine type of 'item'"
 
 
 # ---- failures -----------------------------------------------------------------------

@@ -178,15 +178,18 @@ def _item_key(item: ResponseFunctionToolCall, output_index: int) -> str:
 
 
 def response_input(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
-    """Thinking is dropped: without stored reasoning items it cannot be sent back."""
+    """Every item says its type: servers such as llama-server read an untyped item only as
+    an input message. Thinking is dropped: without stored reasoning items it cannot be
+    sent back."""
     out: list[dict[str, Any]] = []
     for message in messages:
         if isinstance(message, UserMessage):
-            out.append({"role": "user", "content": [_part(c) for c in message.content]})
+            content = [_part(c) for c in message.content]
+            out.append({"type": "message", "role": "user", "content": content})
         elif isinstance(message, AssistantMessage):
             for c in message.content:
                 if isinstance(c, TextContent) and c.text:
-                    out.append({"role": "assistant", "content": c.text})
+                    out.append(_output_message(c.text))
                 elif isinstance(c, ToolCall):
                     out.append(_function_call(c))
         else:
@@ -197,6 +200,11 @@ def response_input(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
                 {"type": "function_call_output", "call_id": message.tool_call_id, "output": output}
             )
     return out
+
+
+def _output_message(text: str) -> dict[str, Any]:
+    part = {"type": "output_text", "text": text, "annotations": []}
+    return {"type": "message", "role": "assistant", "content": [part]}
 
 
 def _part(c: UserContent) -> dict[str, Any]:
