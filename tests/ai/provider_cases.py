@@ -7,12 +7,14 @@ subclasses `TransportTests`, so the same tests run against every adapter.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from loopback import Failure, LoopbackServer, Stream, cancel_after_first_event, collect
+from loopback import Failure, LoopbackServer, Raw, Stream, cancel_after_first_event, collect
+from real_servers import llama_error
 
 from piagents.ai.events import StreamEnd, StreamEvent, StreamRetry, TextDelta
 from piagents.ai.messages import AssistantMessage, Message, TextContent, UserMessage
@@ -48,6 +50,19 @@ def asker(default_model: str) -> Callable[..., ModelRequest]:
         )
 
     return ask
+
+
+class RecordedSleeps:
+    """A `sleep` for `stream_with_retry` that records each delay instead of waiting."""
+
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.delays.append(seconds)
+
+
+PATIENT_RETRY = RetryPolicy(max_retries=3, base_delay_s=2.0, max_delay_s=60.0)
 
 
 def final(events: list[StreamEvent]) -> AssistantMessage:
@@ -164,3 +179,82 @@ class TransportTests:
 
         await asyncio.wait_for(server.client_left.wait(), 1.0)
         assert server.requests[0].client_left_early
+
+    async def test_a_rate_limit_waits_as_long_as_its_retry_after_asks(
+        self, server: LoopbackServer, provider: Provider, case: ProviderCase
+    ) -> None:
+        server.reply(
+            Failure(429, case.rate_limited, {"retry-after": "5"}), Stream(case.text_answer("ok"))
+        )
+        sleeps = RecordedSleeps()
+
+        events = await collect(stream_with_retry(provider, case.ask(), PATIENT_RETRY, sleep=sleeps))
+
+        assert sleeps.delays == [5.0]
+        [retry] = [e for e in events if isinstance(e, StreamRetry)]
+        assert retry.delay_s == 5.0
+        assert final(events).text == "ok"
+
+    async def test_retry_after_ms_wins_and_is_read_in_milliseconds(
+        self, server: LoopbackServer, provider: Provider, case: ProviderCase
+    ) -> None:
+        headers = {"retry-after-ms": "1500", "retry-after": "2"}
+        server.reply(Failure(429, case.rate_limited, headers), Stream(case.text_answer("ok")))
+        sleeps = RecordedSleeps()
+
+        await collect(stream_with_retry(provider, case.ask(), PATIENT_RETRY, sleep=sleeps))
+
+        assert sleeps.delays == [1.5]
+
+    async def test_without_retry_after_the_backoff_doubles(
+        self, server: LoopbackServer, provider: Provider, case: ProviderCase
+    ) -> None:
+        server.reply(*[Failure(429, case.rate_limited)] * 2, Stream(case.text_answer("ok")))
+        sleeps = RecordedSleeps()
+
+        await collect(stream_with_retry(provider, case.ask(), PATIENT_RETRY, sleep=sleeps))
+
+        assert sleeps.delays == [2.0, 4.0]
+
+    async def test_a_retry_after_beyond_the_cap_fails_at_once_naming_the_setting(
+        self, server: LoopbackServer, provider: Provider, case: ProviderCase
+    ) -> None:
+        server.reply(Failure(429, case.rate_limited, {"retry-after": "120"}))
+        sleeps = RecordedSleeps()
+
+        events = await collect(stream_with_retry(provider, case.ask(), PATIENT_RETRY, sleep=sleeps))
+
+        assert sleeps.delays == []
+        message = final(events)
+        assert message.stop_reason == "error"
+        assert "retry after 120 s" in (message.error_message or "")
+        assert "retry.maxDelayMs" in (message.error_message or "")
+        assert len(server.requests) == 1
+
+    async def test_a_server_error_sent_as_an_event_stream_shows_its_message(
+        self, server: LoopbackServer, provider: Provider, case: ProviderCase
+    ) -> None:
+        # llama-server can answer a streaming request with a 500 whose body is an SSE frame.
+        error = llama_error(500, "Failed to parse tool call arguments as JSON", "server_error")
+        server.reply(Raw(500, "text/event-stream", f"data: {json.dumps(error)}\n\n"))
+
+        with pytest.raises(ProviderError) as failure:
+            await collect(provider.stream(case.ask()))
+
+        assert str(failure.value) == (
+            f"{provider.name} returned HTTP 500: Failed to parse tool call arguments as JSON"
+        )
+        assert failure.value.retryable
+
+    async def test_a_connection_that_cannot_be_made_names_the_url(
+        self, case: ProviderCase, unused_port: int
+    ) -> None:
+        provider = case.connect(f"http://127.0.0.1:{unused_port}")
+        try:
+            with pytest.raises(ProviderError) as failure:
+                await collect(provider.stream(case.ask()))
+        finally:
+            await provider.aclose()
+
+        assert failure.value.retryable
+        assert f"http://127.0.0.1:{unused_port}/" in str(failure.value)

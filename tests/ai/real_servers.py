@@ -144,4 +144,3 @@ def litellm_model_info(model_name: str, *, max_input: int, max_output: int) -> d
             }
         ]
     }
-

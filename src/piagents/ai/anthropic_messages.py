@@ -28,12 +28,12 @@ from anthropic.types import (
 from piagents.ai._sdk import (
     ContentBuilder,
     SDKProvider,
-    anthropic_error,
     client_options,
     max_output,
     priced_usage,
     stream_sdk,
 )
+from piagents.ai.errors import anthropic_error
 from piagents.ai.events import StreamEvent
 from piagents.ai.messages import (
     AssistantMessage,

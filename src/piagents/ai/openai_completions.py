@@ -17,10 +17,10 @@ from piagents.ai._sdk import (
     client_options,
     data_url,
     max_output,
-    openai_error,
     priced_usage,
     stream_sdk,
 )
+from piagents.ai.errors import openai_error
 from piagents.ai.events import StreamEvent
 from piagents.ai.messages import (
     AssistantMessage,

@@ -29,11 +29,10 @@ from piagents.ai._sdk import (
     client_options,
     data_url,
     max_output,
-    openai_error,
     priced_usage,
-    stream_error,
     stream_sdk,
 )
+from piagents.ai.errors import openai_error, stream_error
 from piagents.ai.events import StreamEvent
 from piagents.ai.messages import (
     AssistantMessage,
@@ -126,7 +125,7 @@ class _EventReader:
             error = event.response.error
             code = error.code if error is not None else None
             message = error.message if error is not None else "the response failed"
-            raise stream_error(self.provider, code, message)
+            raise stream_error(self.provider, code, message, code)
         elif isinstance(event, ResponseErrorEvent):
             raise stream_error(self.provider, event.code, event.message)
 

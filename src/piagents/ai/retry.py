@@ -7,7 +7,7 @@ A request that keeps failing ends as an assistant message with stop reason
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 from piagents.ai.events import StreamEnd, StreamEvent, StreamRetry
@@ -21,8 +21,23 @@ class RetryPolicy:
     base_delay_s: float = 2.0
     max_delay_s: float = 60.0
 
-    def delay(self, attempt: int) -> float:
+    def delay(self, attempt: int, requested_s: float | None = None) -> float:
+        """The wait before retry `attempt` (1 for the first): the delay the server asked for
+        (`retry-after`) when it named one, else exponential backoff; never above the cap."""
+        if requested_s is not None:
+            return float(min(self.max_delay_s, requested_s))
         return float(min(self.max_delay_s, self.base_delay_s * (2 ** (attempt - 1))))
+
+
+def _too_long(policy: RetryPolicy, exc: ProviderError) -> str | None:
+    """Why a retry the server asked to delay beyond the cap is not attempted."""
+    asked = exc.retry_after_s
+    if asked is None or asked <= policy.max_delay_s:
+        return None
+    return (
+        f"{exc} (the server asked to retry after {asked:g} s, more than the "
+        f"{policy.max_delay_s:g} s that retry.maxDelayMs allows; raise it to wait that long)"
+    )
 
 
 def error_message(request: ModelRequest, text: str) -> AssistantMessage:
@@ -36,8 +51,13 @@ def error_message(request: ModelRequest, text: str) -> AssistantMessage:
 
 
 async def stream_with_retry(
-    provider: Provider, request: ModelRequest, policy: RetryPolicy
+    provider: Provider,
+    request: ModelRequest,
+    policy: RetryPolicy,
+    *,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
 ) -> AsyncIterator[StreamEvent]:
+    """`sleep` waits between attempts (tests give one that does not really wait)."""
     attempt = 0
     while True:
         try:
@@ -54,9 +74,13 @@ async def stream_with_retry(
             if not exc.retryable or attempt > policy.max_retries:
                 yield StreamEnd(error_message(request, str(exc)))
                 return
-            delay = policy.delay(attempt)
+            too_long = _too_long(policy, exc)
+            if too_long is not None:
+                yield StreamEnd(error_message(request, too_long))
+                return
+            delay = policy.delay(attempt, exc.retry_after_s)
             yield StreamRetry(attempt, delay, str(exc))
-            await asyncio.sleep(delay)
+            await sleep(delay)
         except (asyncio.CancelledError, GeneratorExit):
             raise
         except Exception as exc:  # a provider bug must not crash the turn
