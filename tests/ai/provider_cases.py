@@ -86,6 +86,7 @@ class ProviderCase:
     rate_limit_message: str
     server_error: dict[str, Any]  # a 500 body, and the message it carries
     server_error_message: str
+    api: str  # the wire API the answers name
 
 
 class TransportTests:
@@ -103,6 +104,7 @@ class TransportTests:
         assert message.content == (TextContent("Hello there"),)
         assert message.stop_reason == "stop"
         assert (message.provider, message.model) == case.model
+        assert message.api == case.api
 
     async def test_rate_limit_is_retried_and_the_second_attempt_succeeds(
         self, server: LoopbackServer, provider: Provider, case: ProviderCase

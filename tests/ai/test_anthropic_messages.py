@@ -143,6 +143,7 @@ CASE = ProviderCase(
     rate_limit_message="Number of request tokens has exceeded your limit",
     server_error=api_error("api_error", "Internal server error"),
     server_error_message="Internal server error",
+    api="anthropic-messages",
 )
 
 

@@ -177,6 +177,7 @@ CASE = ProviderCase(
     rate_limit_message="Rate limit reached",
     server_error={"error": {"message": "The server had an error", "type": "server_error"}},
     server_error_message="The server had an error",
+    api="openai-responses",
 )
 
 

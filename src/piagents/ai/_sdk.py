@@ -19,7 +19,7 @@ from piagents.ai.messages import (
     ToolCall,
     Usage,
 )
-from piagents.ai.models import ModelRef, cost_of, model_info
+from piagents.ai.models import ModelRef, cost_parts, model_info
 from piagents.ai.provider import ModelRequest, ProviderError
 
 # ---- the provider skeleton -----------------------------------------------------
@@ -206,5 +206,5 @@ def data_url(image: ImageContent) -> str:
 def priced_usage(
     ref: ModelRef, inp: int, out: int, cache_read: int = 0, cache_write: int = 0
 ) -> Usage:
-    cost = cost_of(model_info(ref), inp, out, cache_read, cache_write)
-    return Usage(inp, out, cache_read, cache_write, cost)
+    parts = cost_parts(model_info(ref), inp, out, cache_read, cache_write)
+    return Usage(inp, out, cache_read, cache_write, sum(parts), *parts)

@@ -62,7 +62,12 @@ ANSWER_TOKENS = 1024  # room left for the answer when thinking takes most of max
 _CACHE = {"type": "ephemeral"}
 
 
+API = "anthropic-messages"
+
+
 class AnthropicMessagesProvider(SDKProvider[AsyncAnthropic]):
+    api = API
+
     def __init__(
         self, name: str, *, base_url: str | None, api_key: str, headers: dict[str, str]
     ) -> None:
@@ -188,6 +193,7 @@ class _EventReader:
             self.request.model.provider,
             self.request.model.model_id,
             error,
+            api=API,
         )
 
 

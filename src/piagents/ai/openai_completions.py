@@ -43,7 +43,12 @@ _STOP_REASONS: dict[str, StopReason] = {
 }
 
 
+API = "openai-completions"
+
+
 class OpenAICompletionsProvider(SDKProvider[AsyncOpenAI]):
+    api = API
+
     def __init__(
         self, name: str, *, base_url: str | None, api_key: str, headers: dict[str, str]
     ) -> None:
@@ -149,6 +154,7 @@ class _ChunkReader:
             self.request.model.provider,
             self.request.model.model_id,
             error,
+            api=API,
         )
 
 

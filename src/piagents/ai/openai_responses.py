@@ -47,8 +47,12 @@ from piagents.ai.messages import (
 from piagents.ai.models import OPENAI_EFFORTS
 from piagents.ai.provider import ModelRequest, ToolSpec
 
+API = "openai-responses"
+
 
 class OpenAIResponsesProvider(SDKProvider[AsyncOpenAI]):
+    api = API
+
     def __init__(
         self, name: str, *, base_url: str | None, api_key: str, headers: dict[str, str]
     ) -> None:
@@ -149,6 +153,7 @@ class _EventReader:
             self.request.model.provider,
             self.request.model.model_id,
             error,
+            api=API,
         )
 
     def _usage(self, response: Response) -> Usage:

@@ -40,13 +40,14 @@ def _too_long(policy: RetryPolicy, exc: ProviderError) -> str | None:
     )
 
 
-def error_message(request: ModelRequest, text: str) -> AssistantMessage:
+def error_message(request: ModelRequest, text: str, api: str = "") -> AssistantMessage:
     return AssistantMessage(
         (),
         "error",
         provider=request.model.provider,
         model=request.model.model_id,
         error_message=text,
+        api=api,
     )
 
 
@@ -59,6 +60,7 @@ async def stream_with_retry(
 ) -> AsyncIterator[StreamEvent]:
     """`sleep` waits between attempts (tests give one that does not really wait)."""
     attempt = 0
+    api = getattr(provider, "api", "")
     while True:
         try:
             async for event in provider.stream(request):
@@ -66,17 +68,17 @@ async def stream_with_retry(
                 if isinstance(event, StreamEnd):
                     return
             yield StreamEnd(
-                error_message(request, "the provider ended the stream without a response")
+                error_message(request, "the provider ended the stream without a response", api)
             )
             return
         except ProviderError as exc:
             attempt += 1
             if not exc.retryable or attempt > policy.max_retries:
-                yield StreamEnd(error_message(request, str(exc)))
+                yield StreamEnd(error_message(request, str(exc), api))
                 return
             too_long = _too_long(policy, exc)
             if too_long is not None:
-                yield StreamEnd(error_message(request, too_long))
+                yield StreamEnd(error_message(request, too_long, api))
                 return
             delay = policy.delay(attempt, exc.retry_after_s)
             yield StreamRetry(attempt, delay, str(exc))
@@ -84,5 +86,5 @@ async def stream_with_retry(
         except (asyncio.CancelledError, GeneratorExit):
             raise
         except Exception as exc:  # a provider bug must not crash the turn
-            yield StreamEnd(error_message(request, f"{type(exc).__name__}: {exc}"))
+            yield StreamEnd(error_message(request, f"{type(exc).__name__}: {exc}", api))
             return
