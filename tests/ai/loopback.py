@@ -60,6 +60,7 @@ Check = Callable[[Any], Failure | None]
 
 @dataclass(slots=True)
 class Received:
+    method: str
     path: str
     headers: dict[str, str]  # names lowercased
     body: Any
@@ -119,18 +120,20 @@ class LoopbackServer:
         """Answer one request; False when the connection is done."""
         head = await reader.readuntil(b"\r\n\r\n")
         request_line, *lines = head.decode("latin-1").rstrip("\r\n").split("\r\n")
-        path = request_line.split(" ")[1]
+        method, path = request_line.split(" ")[:2]
         headers = {}
         for line in lines:
             name, _, value = line.partition(":")
             headers[name.strip().lower()] = value.strip()
         size = int(headers.get("content-length", "0"))
         raw = await reader.readexactly(size) if size else b""
-        received = Received(path, headers, json.loads(raw) if raw else None)
+        received = Received(method, path, headers, json.loads(raw) if raw else None)
         self.requests.append(received)
         refusal = self.check(received.body) if self.check is not None else None
         if path in self.routes:
             answer: Scripted = self.routes[path]
+        elif method == "GET":  # a server that has no such endpoint (GET /v1/models, ...)
+            answer = Failure(404, {"error": {"message": f"File Not Found: {path}"}})
         elif refusal is not None:
             answer = refusal
         elif not self._script:
