@@ -16,8 +16,9 @@ import pytest
 from loopback import Failure, LoopbackServer, Raw, Stream, cancel_after_first_event, collect
 from real_servers import llama_error
 
-from piagents.ai.events import StreamEnd, StreamEvent, StreamRetry, TextDelta
-from piagents.ai.messages import AssistantMessage, Message, TextContent, UserMessage
+from piagents.ai.events import StreamEnd, StreamEvent, StreamRetry, TextDelta, ToolCallDelta
+from piagents.ai.messages import AssistantMessage, Message, TextContent, ToolCall, UserMessage
+from piagents.ai.model_options import Compat, ModelOptions, ProviderOptions
 from piagents.ai.models import ModelRef, ThinkingLevel
 from piagents.ai.provider import ModelRequest, Provider, ProviderError, ToolSpec
 from piagents.ai.retry import RetryPolicy, stream_with_retry
@@ -75,7 +76,8 @@ def final(events: list[StreamEvent]) -> AssistantMessage:
 class ProviderCase:
     """One API as the shared tests see it."""
 
-    connect: Callable[[str], Any]  # the loopback server's URL -> a provider with `aclose`
+    # the loopback server's URL (and options) -> a provider with `aclose`
+    connect: Callable[..., Any]
     ask: Callable[..., ModelRequest]
     text_answer: Callable[..., list[str]]  # a complete answer streaming these text pieces
     model: tuple[str, str]  # (provider, model) of the answer to `ask()`
@@ -87,6 +89,8 @@ class ProviderCase:
     server_error: dict[str, Any]  # a 500 body, and the message it carries
     server_error_message: str
     api: str  # the wire API the answers name
+    whole_text: dict[str, Any]  # the answer "whole" as the API sends it without streaming
+    whole_tool: dict[str, Any]  # a call read(path="a") with id call_1, likewise
 
 
 class TransportTests:
@@ -260,3 +264,65 @@ class TransportTests:
 
         assert failure.value.retryable
         assert f"http://127.0.0.1:{unused_port}/" in str(failure.value)
+
+    async def test_a_whole_json_answer_to_a_streaming_request_is_read_as_the_answer(
+        self, server: LoopbackServer, provider: Provider, case: ProviderCase
+    ) -> None:
+        server.reply(Raw(200, "application/json", json.dumps(case.whole_text)))
+
+        events = await collect(provider.stream(case.ask()))
+
+        assert [e.text for e in events if isinstance(e, TextDelta)] == ["whole"]
+        assert final(events).text == "whole"
+        assert final(events).stop_reason == "stop"
+
+    async def test_an_answer_that_is_neither_a_stream_nor_json_says_what_came(
+        self, server: LoopbackServer, provider: Provider, case: ProviderCase
+    ) -> None:
+        server.reply(Raw(200, "text/html", "<html><body>Proxy login</body></html>"))
+
+        with pytest.raises(ProviderError) as failure:
+            await collect(provider.stream(case.ask()))
+
+        assert "text/html" in str(failure.value)
+        assert "Proxy login" in str(failure.value)
+
+    async def test_tool_choice_from_compat_is_sent_when_tools_are_offered(
+        self, server: LoopbackServer, case: ProviderCase
+    ) -> None:
+        options = ProviderOptions(ModelOptions(compat=Compat(tool_choice="auto")))
+        provider = case.connect(server.url, options)
+        server.reply(Stream(case.text_answer("a")), Stream(case.text_answer("b")))
+        try:
+            await collect(provider.stream(case.ask(tools=(READ_TOOL,))))
+            await collect(provider.stream(case.ask()))
+        finally:
+            await provider.aclose()
+
+        with_tools, without = (r.body for r in server.requests)
+        assert with_tools["tool_choice"] in ("auto", {"type": "auto"})
+        assert "tool_choice" not in without
+
+    async def test_without_streamed_tools_a_request_with_tools_is_answered_whole(
+        self, server: LoopbackServer, case: ProviderCase
+    ) -> None:
+        options = ProviderOptions(ModelOptions(compat=Compat(stream_tools=False)))
+        provider = case.connect(server.url, options)
+        server.reply(
+            Raw(200, "application/json", json.dumps(case.whole_tool)), Stream(case.text_answer("s"))
+        )
+        try:
+            events = await collect(provider.stream(case.ask(tools=(READ_TOOL,))))
+            streamed = await collect(provider.stream(case.ask()))
+        finally:
+            await provider.aclose()
+
+        whole, plain = (r.body for r in server.requests)
+        assert not whole.get("stream")
+        assert plain["stream"] is True
+        deltas = [e for e in events if isinstance(e, ToolCallDelta)]
+        assert (deltas[0].id, deltas[0].name) == ("call_1", "read")
+        message = final(events)
+        assert message.stop_reason == "toolUse"
+        assert message.tool_calls == [ToolCall("read", {"path": "a"}, "call_1")]
+        assert final(streamed).text == "s"

@@ -95,12 +95,37 @@ def tool_args(index: int, fragment: str) -> str:
     return chunk({"tool_calls": [{"index": index, "function": {"arguments": fragment}}]})
 
 
+def whole(text: str | None, calls: list[tuple[str, str, str]] = ()) -> dict[str, Any]:  # type: ignore[assignment]
+    """A completion answered without streaming, as llama-cpp-python's server sends it."""
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if calls:
+        message["tool_calls"] = [
+            {"id": i, "type": "function", "function": {"name": n, "arguments": a}}
+            for i, n, a in calls
+        ]
+    return {
+        "id": "chatcmpl-5a8b",
+        "object": "chat.completion",
+        "created": 1764547200,
+        "model": "qwen3-coder",
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": "tool_calls" if calls else "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 40, "completion_tokens": 9, "total_tokens": 49},
+    }
+
+
 # ---- fixtures and helpers -----------------------------------------------------------
 
 ask = asker("local/qwen3-coder")
 CASE = ProviderCase(
-    connect=lambda url: OpenAICompletionsProvider(
-        "local", base_url=url + "/v1", api_key="sk-test", headers={"x-team": "pi"}
+    connect=lambda url, options=None: OpenAICompletionsProvider(
+        "local", base_url=url + "/v1", api_key="sk-test", headers={"x-team": "pi"}, options=options
     ),
     ask=ask,
     text_answer=text_answer,
@@ -119,6 +144,8 @@ CASE = ProviderCase(
     server_error={"error": {"message": "The server had an error", "type": "server_error"}},
     server_error_message="The server had an error",
     api="openai-completions",
+    whole_text=whole("whole"),
+    whole_tool=whole(None, [("call_1", "read", '{"path": "a"}')]),
 )
 
 

@@ -154,12 +154,41 @@ def text_answer(*pieces: str) -> list[str]:
     return [*CREATED, *message_item(0, *pieces), completed()]
 
 
+def whole(text: str | None, call: tuple[str, str, str] | None = None) -> dict[str, Any]:
+    """A response answered without streaming."""
+    output: list[dict[str, Any]] = []
+    if text is not None:
+        part = {"type": "output_text", "text": text, "annotations": []}
+        output.append(
+            {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "status": "completed",
+                "content": [part],
+            }
+        )
+    if call is not None:
+        call_id, name, arguments = call
+        output.append(
+            {
+                "id": "fc_1",
+                "type": "function_call",
+                "call_id": call_id,
+                "name": name,
+                "arguments": arguments,
+                "status": "completed",
+            }
+        )
+    return response("completed", usage(20, 5), output=output)
+
+
 # ---- fixtures and helpers -----------------------------------------------------------
 
 ask = asker("openai/gpt-5")
 CASE = ProviderCase(
-    connect=lambda url: OpenAIResponsesProvider(
-        "openai", base_url=url + "/v1", api_key="sk-test", headers={"x-team": "pi"}
+    connect=lambda url, options=None: OpenAIResponsesProvider(
+        "openai", base_url=url + "/v1", api_key="sk-test", headers={"x-team": "pi"}, options=options
     ),
     ask=ask,
     text_answer=text_answer,
@@ -178,6 +207,8 @@ CASE = ProviderCase(
     server_error={"error": {"message": "The server had an error", "type": "server_error"}},
     server_error_message="The server had an error",
     api="openai-responses",
+    whole_text=whole("whole"),
+    whole_tool=whole(None, ("call_1", "read", '{"path": "a"}')),
 )
 
 

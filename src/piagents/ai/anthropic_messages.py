@@ -62,6 +62,7 @@ _STOP_REASONS: dict[str, StopReason] = {
     "tool_use": "toolUse",
 }
 
+WHOLE_ANSWER_TIMEOUT_S = 600.0  # a request made without streaming (compat.streamTools false)
 ANSWER_TOKENS = 1024  # room left for the answer when thinking takes most of max_tokens
 _CACHE = {"type": "ephemeral"}
 
@@ -95,8 +96,12 @@ class AnthropicMessagesProvider(SDKProvider[AsyncAnthropic]):
         params = _params(request, info, compat)
         create = self._client.messages.create
         if request.tools and compat.stream_tools is False:
+            # A whole answer may take long: the SDK refuses to guess a timeout for it.
             return complete_sdk(
-                self.name, lambda: create(**params), _EventReader(request), anthropic_error
+                self.name,
+                lambda: create(**params, timeout=WHOLE_ANSWER_TIMEOUT_S),
+                _EventReader(request),
+                anthropic_error,
             )
         return stream_sdk(
             self.name,
