@@ -54,8 +54,9 @@ class Raw:
 
 
 Scripted = Stream | Failure | Raw
-# Looks at a request body as a real server would; a Failure refuses it.
-Check = Callable[[Any], Failure | None]
+# Looks at a request body as a real server would: an answer of its own (a Failure refuses
+# the request), or None to give the scripted one.
+Check = Callable[[Any], "Scripted | None"]
 
 
 @dataclass(slots=True)
@@ -129,13 +130,13 @@ class LoopbackServer:
         raw = await reader.readexactly(size) if size else b""
         received = Received(method, path, headers, json.loads(raw) if raw else None)
         self.requests.append(received)
-        refusal = self.check(received.body) if self.check is not None else None
+        own = self.check(received.body) if self.check is not None and method == "POST" else None
         if path in self.routes:
             answer: Scripted = self.routes[path]
         elif method == "GET":  # a server that has no such endpoint (GET /v1/models, ...)
             answer = Failure(404, {"error": {"message": f"File Not Found: {path}"}})
-        elif refusal is not None:
-            answer = refusal
+        elif own is not None:
+            answer = own
         elif not self._script:
             answer = Failure(500, {"error": {"message": "loopback: nothing scripted"}})
         else:

@@ -8,9 +8,10 @@ Each function reproduces one behaviour of a real server as its source has it: ll
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
-from loopback import Failure
+from loopback import Failure, Raw, Scripted
 
 # ---- llama-server ---------------------------------------------------------------------
 
@@ -144,3 +145,42 @@ def litellm_model_info(model_name: str, *, max_input: int, max_output: int) -> d
             }
         ]
     }
+
+
+def litellm_responses_error(message: str, code: int, sequence_number: int = 3) -> str:
+    """The `error` event LiteLLM ends a Responses stream with (`serialize_responses_error_event`):
+    the status again as a string code."""
+    body = {
+        "type": "error",
+        "code": str(code),
+        "message": message,
+        "param": None,
+        "sequence_number": sequence_number,
+    }
+    return f"event: error\ndata: {json.dumps(body, separators=(',', ':'))}\n\n"
+
+
+# ---- llama-cpp-python's server ------------------------------------------------------------
+
+
+def llama_cpp_python_chat(
+    tool_answer: dict[str, Any], plain_answer: Scripted
+) -> Callable[[Any], Scripted | None]:
+    """llama-cpp-python's `chatml-function-calling` handler: with no `tool_choice` the tools
+    are left out of the prompt (`# Case 1: No tool choice by user`), so the model answers in
+    prose (`plain_answer`); with `"auto"` it answers a whole completion with the call
+    (`tool_answer`), which it cannot stream. What it does with a streaming request for tools
+    is not modelled: the check refuses it, so a test sending one fails."""
+
+    def check(body: Any) -> Scripted | None:
+        if not isinstance(body, dict) or not body.get("tools"):
+            return None
+        if body.get("tool_choice") in (None, "none"):
+            return plain_answer
+        if body.get("stream"):
+            return Failure(
+                500, {"error": {"message": "loopback: streamed tool calls not modelled"}}
+            )
+        return Raw(200, "application/json", json.dumps(tool_answer))
+
+    return check

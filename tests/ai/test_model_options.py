@@ -322,3 +322,44 @@ async def test_the_first_request_asks_and_its_output_limit_fits_the_window(
     [post] = [r for r in server.requests if r.method == "POST"]
     assert post.body["max_tokens"] == 2048
     assert reg.model_info(QWEN).context_window == 8192
+
+
+# ---- compat, as settings give it ---------------------------------------------------------
+
+
+READ = ToolSpec(
+    "read", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}}
+)
+
+
+async def test_llama_cpp_python_calls_tools_once_compat_says_how_to_ask(
+    server: LoopbackServer,
+) -> None:
+    from test_openai_completions import whole
+
+    call = whole(None, [("call__0_read_cmpl-1", "read", '{"path": "a"}')])
+    server.check = real_servers.llama_cpp_python_chat(call, Stream(text_answer("no tools here")))
+    reg = declared(server, compat={"toolChoice": "auto", "streamTools": False}, contextWindow=4096)
+
+    events = [e async for e in reg.resolve(QWEN).stream(request_for(QWEN, (READ,)))]
+
+    [post] = [r for r in server.requests if r.method == "POST"]
+    assert post.body["tool_choice"] == "auto"
+    assert "stream" not in post.body
+    answer = events[-1].message  # type: ignore[union-attr]
+    assert answer.stop_reason == "toolUse"
+    assert [(c.name, c.args) for c in answer.tool_calls] == [("read", {"path": "a"})]
+
+
+async def test_without_compat_llama_cpp_python_answers_as_if_no_tools_were_offered(
+    server: LoopbackServer,
+) -> None:
+    from test_openai_completions import whole
+
+    call = whole(None, [("call__0_read_cmpl-1", "read", '{"path": "a"}')])
+    server.check = real_servers.llama_cpp_python_chat(call, Stream(text_answer("no tools here")))
+    reg = declared(server, contextWindow=4096, maxTokens=512)
+
+    events = [e async for e in reg.resolve(QWEN).stream(request_for(QWEN, (READ,)))]
+
+    assert events[-1].message.text == "no tools here"  # type: ignore[union-attr]

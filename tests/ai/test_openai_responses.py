@@ -462,3 +462,18 @@ async def test_a_failed_response_in_the_stream_is_reported(
     assert (
         str(failure.value) == "openai reported an error mid-stream (server_error): Something broke"
     )
+
+
+async def test_an_error_event_litellm_ends_the_stream_with_is_retried(
+    server: LoopbackServer, provider: OpenAIResponsesProvider
+) -> None:
+    failure = real_servers.litellm_responses_error(
+        "litellm.InternalServerError: OpenAIException - Connection error.", 500
+    )
+    server.reply(Stream([*CREATED, failure]), Stream(text_answer("whole")))
+
+    events = await collect(stream_with_retry(provider, ask(), FAST_RETRY))
+
+    [retry] = [e for e in events if isinstance(e, StreamRetry)]
+    assert "litellm.InternalServerError" in retry.error
+    assert final(events).text == "whole"
