@@ -89,7 +89,10 @@ class SDKProvider(Generic[_ClientT]):
             return
         async with self._discovering:
             if model_id not in self._discovered:
-                found = await discover(self._base_url, model_id, self._probe_headers)
+                try:
+                    found = await discover(self._base_url, model_id, self._probe_headers)
+                except Exception:  # unknown limits never fail a request
+                    found = ServerLimits()
                 self._discovered[model_id] = found
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:

@@ -111,7 +111,7 @@ def connection_error(provider: str, exc: BaseException, url: str | None = None) 
     """A failed connection or a stream that broke off; always worth retrying."""
     cause = exc.__cause__ or exc
     detail = str(cause) or type(cause).__name__
-    where = f" to {url}" if url else ""
+    where = f" on {url}" if url else ""
     return ProviderError(f"{provider}: connection error{where}: {detail}", retryable=True)
 
 
