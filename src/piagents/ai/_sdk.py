@@ -161,11 +161,12 @@ async def stream_sdk(
         async with await open_stream() as events:
             response = getattr(events, "response", None)
             kind = _content_type(response)
-            if response is not None and kind != "text/event-stream":
+            # A stream without a content type is still read as one.
+            if response is not None and kind not in ("", "text/event-stream"):
                 body = (await response.aread()).decode("utf-8", "replace")
                 whole = _json_object(body)
                 if whole is None:
-                    received = f"a {kind or 'untyped'} body: {body.strip()[:200]!r}"
+                    received = f"a {kind} body: {body.strip()[:200]!r}"
                 else:
                     for out in _complete(provider, reader, whole):
                         yield out
