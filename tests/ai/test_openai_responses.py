@@ -370,6 +370,8 @@ async def test_request_carries_model_instructions_tools_and_tool_results(
             "type": "message",
             "role": "assistant",
             "content": [{"type": "output_text", "text": "Reading.", "annotations": []}],
+            "status": "completed",
+            "id": "msg_1",
         },
         {
             "type": "function_call",

@@ -228,14 +228,17 @@ def response_input(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     an input message. Thinking is dropped: without stored reasoning items it cannot be
     sent back."""
     out: list[dict[str, Any]] = []
-    for message in messages:
+    for index, message in enumerate(messages):
         if isinstance(message, UserMessage):
             content = [_part(c) for c in message.content]
             out.append({"type": "message", "role": "user", "content": content})
         elif isinstance(message, AssistantMessage):
+            texts = 0
             for c in message.content:
                 if isinstance(c, TextContent) and c.text:
-                    out.append(_output_message(c.text))
+                    item_id = f"msg_{index}" if texts == 0 else f"msg_{index}_{texts}"
+                    out.append(_output_message(c.text, item_id))
+                    texts += 1
                 elif isinstance(c, ToolCall):
                     out.append(_function_call(c))
         else:
@@ -248,9 +251,16 @@ def response_input(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     return out
 
 
-def _output_message(text: str) -> dict[str, Any]:
+def _output_message(text: str, item_id: str) -> dict[str, Any]:
+    """An earlier answer as the output message it was (OpenAI wants its id and status)."""
     part = {"type": "output_text", "text": text, "annotations": []}
-    return {"type": "message", "role": "assistant", "content": [part]}
+    return {
+        "type": "message",
+        "role": "assistant",
+        "content": [part],
+        "status": "completed",
+        "id": item_id,
+    }
 
 
 def _part(c: UserContent) -> dict[str, Any]:
