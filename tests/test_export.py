@@ -46,9 +46,10 @@ def full_session(store: SQLiteStore) -> Session:
         AssistantMessage(
             (ThinkingContent("look first", "sig"), ToolCall("read", {"path": "p.py"}, "c1")),
             "toolUse",
-            Usage(120, 30, 10, 5, 0.01),
+            Usage(120, 30, 10, 5, 0.0008655, 0.00036, 0.00045, 0.000003, 0.00001875),
             "anthropic",
             "claude-sonnet-4-5",
+            api="anthropic-messages",
         )
     )
     session.append_message(
@@ -94,6 +95,31 @@ def test_export_includes_the_entries_before_the_last_compaction(store: SQLiteSto
         "custom",
         "message",
     ]
+
+
+def test_an_exported_answer_names_its_wire_api_and_every_part_of_its_cost(
+    store: SQLiteStore,
+) -> None:
+    session = full_session(store)
+    out = io.StringIO()
+
+    export_jsonl(store, session.id, out)
+
+    [answer] = [
+        line["message"]
+        for line in map(json.loads, out.getvalue().splitlines()[1:])
+        if line["type"] == "message"
+        and line["message"]["role"] == "assistant"
+        and line["message"]["content"][0]["type"] == "thinking"
+    ]
+    assert answer["api"] == "anthropic-messages"
+    assert answer["usage"]["cost"] == {
+        "input": 0.00036,
+        "output": 0.00045,
+        "cacheRead": 0.000003,
+        "cacheWrite": 0.00001875,
+        "total": 0.0008655,
+    }
 
 
 def test_the_header_describes_the_session(store: SQLiteStore) -> None:

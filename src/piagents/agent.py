@@ -58,6 +58,12 @@ class Agent:
         return self.loop.thinking
 
     @property
+    def context_window(self) -> int:
+        """The current model's context window in tokens, as settings, its server (once asked)
+        or the table of known models give it; what the footer shows."""
+        return self.runtime.providers.model_info(self.loop.model).context_window
+
+    @property
     def tool_names(self) -> list[str]:
         return list(self.loop.tools)
 
@@ -103,14 +109,15 @@ class Agent:
         to summarise. Raises `CompactionError` when the model cannot summarise."""
         if self.loop.busy:
             raise RuntimeError("cannot compact while a turn is running; wait for it or abort it")
-        from piagents.harness.compaction import compact
+        from piagents.harness.compaction import compact, fit_to_window
         from piagents.harness.events import Compacted
 
+        window = await self.runtime.providers.context_window(self.loop.model)
         entry = await compact(
             self.session,
             self.runtime.providers.resolve(self.loop.model),
             self.loop.model,
-            self.runtime.settings.compaction,
+            fit_to_window(self.runtime.settings.compaction, window),
             custom_instructions=instructions,
             retry=self.runtime.settings.retry,
         )

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from piagents.ai.model_options import PROVIDER_KEYS, ProviderOptions, parse_provider_options
 from piagents.ai.models import THINKING_LEVELS, ThinkingLevel
 from piagents.ai.retry import RetryPolicy
 
@@ -44,6 +45,7 @@ class ProviderSettings:
     api_key_env: str | None = None
     api_key: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    options: ProviderOptions = field(default_factory=ProviderOptions)  # limits, compat
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +189,9 @@ def parse_settings(raw: Mapping[str, Any], source: str = "settings") -> Settings
         if not isinstance(value, dict):
             r.warn(path, f"expected an object, got {json.dumps(value)}")
             continue
-        r.unknown(value, {"api", "baseUrl", "apiKeyEnv", "apiKey", "headers"}, path + ".")
+        r.unknown(
+            value, {"api", "baseUrl", "apiKeyEnv", "apiKey", "headers", *PROVIDER_KEYS}, path + "."
+        )
         api = value.get("api")
         if api is not None and api not in PROVIDER_APIS:
             r.warn(
@@ -206,6 +210,11 @@ def parse_settings(raw: Mapping[str, Any], source: str = "settings") -> Settings
             r.string(value, "apiKeyEnv", path + ".apiKeyEnv"),
             r.string(value, "apiKey", path + ".apiKey"),
             dict(headers),
+            parse_provider_options(
+                value,
+                path,
+                lambda key, problem: r.warnings.append(f"{r.source}: {key}: {problem}."),
+            ),
         )
 
     retry_raw = r.section(raw, "retry")

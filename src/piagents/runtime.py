@@ -19,7 +19,7 @@ from piagents.agents.operations import fork_entries
 from piagents.agents.tool import AgentTool
 from piagents.agents.unrecorded import FIRST_RETRY_S, LAST_RETRY_S
 from piagents.ai.faux import FunctionModel
-from piagents.ai.models import ModelRef, ThinkingLevel, model_info, parse_thinking_level
+from piagents.ai.models import ModelRef, ThinkingLevel, parse_thinking_level
 from piagents.ai.registry import NO_MODEL, ProviderConfigError, ProviderRegistry, default_model
 from piagents.config import AGENT_APIS, Settings, SettingsError, default_home, load_settings
 from piagents.extensions import load_extensions
@@ -350,7 +350,7 @@ class Runtime:
             ),
             hooks=LoopHooks(
                 before_model_call=auto_compaction(
-                    self.settings.compaction, lambda r: model_info(r).context_window
+                    self.settings.compaction, self.providers.context_window
                 )
             ),
             agent_name=session.record.name,

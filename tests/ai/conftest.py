@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -21,3 +22,12 @@ async def provider(server: LoopbackServer, case: Any) -> AsyncIterator[Any]:
     p = case.connect(server.url)
     yield p
     await p.aclose()
+
+
+@pytest.fixture
+def unused_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import json
 from collections import deque
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,13 +41,27 @@ class Failure:
 
     status: int
     body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)  # e.g. retry-after
 
 
-Scripted = Stream | Failure
+@dataclass(frozen=True, slots=True)
+class Raw:
+    """Any complete answer: a status, a content type and a body sent as they are."""
+
+    status: int
+    content_type: str
+    body: str
+
+
+Scripted = Stream | Failure | Raw
+# Looks at a request body as a real server would: an answer of its own (a Failure refuses
+# the request), or None to give the scripted one.
+Check = Callable[[Any], "Scripted | None"]
 
 
 @dataclass(slots=True)
 class Received:
+    method: str
     path: str
     headers: dict[str, str]  # names lowercased
     body: Any
@@ -59,6 +73,9 @@ class LoopbackServer:
     requests: list[Received] = field(default_factory=list)
     client_left: asyncio.Event = field(default_factory=asyncio.Event)
     _script: deque[Scripted] = field(default_factory=deque)
+    check: Check | None = None
+    # Answers given to every request for a path (GET /v1/models), outside the script.
+    routes: dict[str, Scripted] = field(default_factory=dict)
     _server: asyncio.Server | None = None
     _handlers: set[asyncio.Task[None]] = field(default_factory=set)
 
@@ -104,21 +121,34 @@ class LoopbackServer:
         """Answer one request; False when the connection is done."""
         head = await reader.readuntil(b"\r\n\r\n")
         request_line, *lines = head.decode("latin-1").rstrip("\r\n").split("\r\n")
-        path = request_line.split(" ")[1]
+        method, path = request_line.split(" ")[:2]
         headers = {}
         for line in lines:
             name, _, value = line.partition(":")
             headers[name.strip().lower()] = value.strip()
         size = int(headers.get("content-length", "0"))
         raw = await reader.readexactly(size) if size else b""
-        received = Received(path, headers, json.loads(raw) if raw else None)
+        received = Received(method, path, headers, json.loads(raw) if raw else None)
         self.requests.append(received)
-        if not self._script:
-            answer: Scripted = Failure(500, {"error": {"message": "loopback: nothing scripted"}})
+        own = self.check(received.body) if self.check is not None and method == "POST" else None
+        if path in self.routes:
+            answer: Scripted = self.routes[path]
+        elif method == "GET":  # a server that has no such endpoint (GET /v1/models, ...)
+            answer = Failure(404, {"error": {"message": f"File Not Found: {path}"}})
+        elif own is not None:
+            answer = own
+        elif not self._script:
+            answer = Failure(500, {"error": {"message": "loopback: nothing scripted"}})
         else:
             answer = self._script.popleft()
         if isinstance(answer, Failure):
-            await _send_failure(writer, answer)
+            extra = {"content-type": "application/json", **answer.headers}
+            await _send_whole(writer, answer.status, extra, json.dumps(answer.body))
+            return True
+        if isinstance(answer, Raw):
+            await _send_whole(
+                writer, answer.status, {"content-type": answer.content_type}, answer.body
+            )
             return True
         return await self._send_stream(reader, writer, answer, received)
 
@@ -160,11 +190,14 @@ class LoopbackServer:
         self.client_left.set()
 
 
-async def _send_failure(writer: asyncio.StreamWriter, failure: Failure) -> None:
-    body = json.dumps(failure.body).encode()
+async def _send_whole(
+    writer: asyncio.StreamWriter, status: int, headers: dict[str, str], text: str
+) -> None:
+    body = text.encode()
+    head = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
     writer.write(
-        b"HTTP/1.1 %d Error\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s"
-        % (failure.status, len(body), body)
+        b"HTTP/1.1 %d %s\r\n%scontent-length: %d\r\n\r\n%s"
+        % (status, b"OK" if status < 400 else b"Error", head.encode(), len(body), body)
     )
     await writer.drain()
 

@@ -7,15 +7,18 @@ subclasses `TransportTests`, so the same tests run against every adapter.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from loopback import Failure, LoopbackServer, Stream, cancel_after_first_event, collect
+from loopback import Failure, LoopbackServer, Raw, Stream, cancel_after_first_event, collect
+from real_servers import llama_error
 
-from piagents.ai.events import StreamEnd, StreamEvent, StreamRetry, TextDelta
-from piagents.ai.messages import AssistantMessage, Message, TextContent, UserMessage
+from piagents.ai.events import StreamEnd, StreamEvent, StreamRetry, TextDelta, ToolCallDelta
+from piagents.ai.messages import AssistantMessage, Message, TextContent, ToolCall, UserMessage
+from piagents.ai.model_options import Compat, ModelOptions, ProviderOptions
 from piagents.ai.models import ModelRef, ThinkingLevel
 from piagents.ai.provider import ModelRequest, Provider, ProviderError, ToolSpec
 from piagents.ai.retry import RetryPolicy, stream_with_retry
@@ -50,6 +53,19 @@ def asker(default_model: str) -> Callable[..., ModelRequest]:
     return ask
 
 
+class RecordedSleeps:
+    """A `sleep` for `stream_with_retry` that records each delay instead of waiting."""
+
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.delays.append(seconds)
+
+
+PATIENT_RETRY = RetryPolicy(max_retries=3, base_delay_s=2.0, max_delay_s=60.0)
+
+
 def final(events: list[StreamEvent]) -> AssistantMessage:
     assert isinstance(events[-1], StreamEnd)
     assert sum(isinstance(e, StreamEnd) for e in events) == 1
@@ -60,7 +76,8 @@ def final(events: list[StreamEvent]) -> AssistantMessage:
 class ProviderCase:
     """One API as the shared tests see it."""
 
-    connect: Callable[[str], Any]  # the loopback server's URL -> a provider with `aclose`
+    # the loopback server's URL (and options) -> a provider with `aclose`
+    connect: Callable[..., Any]
     ask: Callable[..., ModelRequest]
     text_answer: Callable[..., list[str]]  # a complete answer streaming these text pieces
     model: tuple[str, str]  # (provider, model) of the answer to `ask()`
@@ -71,6 +88,9 @@ class ProviderCase:
     rate_limit_message: str
     server_error: dict[str, Any]  # a 500 body, and the message it carries
     server_error_message: str
+    api: str  # the wire API the answers name
+    whole_text: dict[str, Any]  # the answer "whole" as the API sends it without streaming
+    whole_tool: dict[str, Any]  # a call read(path="a") with id call_1, likewise
 
 
 class TransportTests:
@@ -88,6 +108,7 @@ class TransportTests:
         assert message.content == (TextContent("Hello there"),)
         assert message.stop_reason == "stop"
         assert (message.provider, message.model) == case.model
+        assert message.api == case.api
 
     async def test_rate_limit_is_retried_and_the_second_attempt_succeeds(
         self, server: LoopbackServer, provider: Provider, case: ProviderCase
@@ -164,3 +185,144 @@ class TransportTests:
 
         await asyncio.wait_for(server.client_left.wait(), 1.0)
         assert server.requests[0].client_left_early
+
+    async def test_a_rate_limit_waits_as_long_as_its_retry_after_asks(
+        self, server: LoopbackServer, provider: Provider, case: ProviderCase
+    ) -> None:
+        server.reply(
+            Failure(429, case.rate_limited, {"retry-after": "5"}), Stream(case.text_answer("ok"))
+        )
+        sleeps = RecordedSleeps()
+
+        events = await collect(stream_with_retry(provider, case.ask(), PATIENT_RETRY, sleep=sleeps))
+
+        assert sleeps.delays == [5.0]
+        [retry] = [e for e in events if isinstance(e, StreamRetry)]
+        assert retry.delay_s == 5.0
+        assert final(events).text == "ok"
+
+    async def test_retry_after_ms_wins_and_is_read_in_milliseconds(
+        self, server: LoopbackServer, provider: Provider, case: ProviderCase
+    ) -> None:
+        headers = {"retry-after-ms": "1500", "retry-after": "2"}
+        server.reply(Failure(429, case.rate_limited, headers), Stream(case.text_answer("ok")))
+        sleeps = RecordedSleeps()
+
+        await collect(stream_with_retry(provider, case.ask(), PATIENT_RETRY, sleep=sleeps))
+
+        assert sleeps.delays == [1.5]
+
+    async def test_without_retry_after_the_backoff_doubles(
+        self, server: LoopbackServer, provider: Provider, case: ProviderCase
+    ) -> None:
+        server.reply(*[Failure(429, case.rate_limited)] * 2, Stream(case.text_answer("ok")))
+        sleeps = RecordedSleeps()
+
+        await collect(stream_with_retry(provider, case.ask(), PATIENT_RETRY, sleep=sleeps))
+
+        assert sleeps.delays == [2.0, 4.0]
+
+    async def test_a_retry_after_beyond_the_cap_fails_at_once_naming_the_setting(
+        self, server: LoopbackServer, provider: Provider, case: ProviderCase
+    ) -> None:
+        server.reply(Failure(429, case.rate_limited, {"retry-after": "120"}))
+        sleeps = RecordedSleeps()
+
+        events = await collect(stream_with_retry(provider, case.ask(), PATIENT_RETRY, sleep=sleeps))
+
+        assert sleeps.delays == []
+        message = final(events)
+        assert message.stop_reason == "error"
+        assert "retry after 120 s" in (message.error_message or "")
+        assert "retry.maxDelayMs" in (message.error_message or "")
+        assert len(server.requests) == 1
+
+    async def test_a_server_error_sent_as_an_event_stream_shows_its_message(
+        self, server: LoopbackServer, provider: Provider, case: ProviderCase
+    ) -> None:
+        # llama-server can answer a streaming request with a 500 whose body is an SSE frame.
+        error = llama_error(500, "Failed to parse tool call arguments as JSON", "server_error")
+        server.reply(Raw(500, "text/event-stream", f"data: {json.dumps(error)}\n\n"))
+
+        with pytest.raises(ProviderError) as failure:
+            await collect(provider.stream(case.ask()))
+
+        assert str(failure.value) == (
+            f"{provider.name} returned HTTP 500: Failed to parse tool call arguments as JSON"
+        )
+        assert failure.value.retryable
+
+    async def test_a_connection_that_cannot_be_made_names_the_url(
+        self, case: ProviderCase, unused_port: int
+    ) -> None:
+        provider = case.connect(f"http://127.0.0.1:{unused_port}")
+        try:
+            with pytest.raises(ProviderError) as failure:
+                await collect(provider.stream(case.ask()))
+        finally:
+            await provider.aclose()
+
+        assert failure.value.retryable
+        assert f"http://127.0.0.1:{unused_port}/" in str(failure.value)
+
+    async def test_a_whole_json_answer_to_a_streaming_request_is_read_as_the_answer(
+        self, server: LoopbackServer, provider: Provider, case: ProviderCase
+    ) -> None:
+        server.reply(Raw(200, "application/json", json.dumps(case.whole_text)))
+
+        events = await collect(provider.stream(case.ask()))
+
+        assert [e.text for e in events if isinstance(e, TextDelta)] == ["whole"]
+        assert final(events).text == "whole"
+        assert final(events).stop_reason == "stop"
+
+    async def test_an_answer_that_is_neither_a_stream_nor_json_says_what_came(
+        self, server: LoopbackServer, provider: Provider, case: ProviderCase
+    ) -> None:
+        server.reply(Raw(200, "text/html", "<html><body>Proxy login</body></html>"))
+
+        with pytest.raises(ProviderError) as failure:
+            await collect(provider.stream(case.ask()))
+
+        assert "text/html" in str(failure.value)
+        assert "Proxy login" in str(failure.value)
+
+    async def test_tool_choice_from_compat_is_sent_when_tools_are_offered(
+        self, server: LoopbackServer, case: ProviderCase
+    ) -> None:
+        options = ProviderOptions(ModelOptions(compat=Compat(tool_choice="auto")))
+        provider = case.connect(server.url, options)
+        server.reply(Stream(case.text_answer("a")), Stream(case.text_answer("b")))
+        try:
+            await collect(provider.stream(case.ask(tools=(READ_TOOL,))))
+            await collect(provider.stream(case.ask()))
+        finally:
+            await provider.aclose()
+
+        with_tools, without = (r.body for r in server.requests)
+        assert with_tools["tool_choice"] in ("auto", {"type": "auto"})
+        assert "tool_choice" not in without
+
+    async def test_without_streamed_tools_a_request_with_tools_is_answered_whole(
+        self, server: LoopbackServer, case: ProviderCase
+    ) -> None:
+        options = ProviderOptions(ModelOptions(compat=Compat(stream_tools=False)))
+        provider = case.connect(server.url, options)
+        server.reply(
+            Raw(200, "application/json", json.dumps(case.whole_tool)), Stream(case.text_answer("s"))
+        )
+        try:
+            events = await collect(provider.stream(case.ask(tools=(READ_TOOL,))))
+            streamed = await collect(provider.stream(case.ask()))
+        finally:
+            await provider.aclose()
+
+        whole, plain = (r.body for r in server.requests)
+        assert not whole.get("stream")
+        assert plain["stream"] is True
+        deltas = [e for e in events if isinstance(e, ToolCallDelta)]
+        assert (deltas[0].id, deltas[0].name) == ("call_1", "read")
+        message = final(events)
+        assert message.stop_reason == "toolUse"
+        assert message.tool_calls == [ToolCall("read", {"path": "a"}, "call_1")]
+        assert final(streamed).text == "s"

@@ -126,12 +126,32 @@ def api_error(kind: str, message: str) -> dict[str, Any]:
     return {"type": "error", "error": {"type": kind, "message": message}, "request_id": "req_011"}
 
 
+def whole(text: str | None, call: tuple[str, str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """A message answered without streaming."""
+    content: list[dict[str, Any]] = []
+    if text is not None:
+        content.append({"type": "text", "text": text})
+    if call is not None:
+        call_id, name, args = call
+        content.append({"type": "tool_use", "id": call_id, "name": name, "input": args})
+    return {
+        "id": "msg_01XFDUDYJgAACzvnptvVoYEL",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-haiku-4-5-20251001",
+        "content": content,
+        "stop_reason": "tool_use" if call else "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 25, "output_tokens": 9},
+    }
+
+
 # ---- fixtures and helpers -----------------------------------------------------------
 
 ask = asker("anthropic/claude-haiku-4-5")
 CASE = ProviderCase(
-    connect=lambda url: AnthropicMessagesProvider(
-        "anthropic", base_url=url, api_key="sk-ant-test", headers={"x-team": "pi"}
+    connect=lambda url, options=None: AnthropicMessagesProvider(
+        "anthropic", base_url=url, api_key="sk-ant-test", headers={"x-team": "pi"}, options=options
     ),
     ask=ask,
     text_answer=text_answer,
@@ -143,6 +163,9 @@ CASE = ProviderCase(
     rate_limit_message="Number of request tokens has exceeded your limit",
     server_error=api_error("api_error", "Internal server error"),
     server_error_message="Internal server error",
+    api="anthropic-messages",
+    whole_text=whole("whole"),
+    whole_tool=whole(None, ("call_1", "read", {"path": "a"})),
 )
 
 

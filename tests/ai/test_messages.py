@@ -128,23 +128,38 @@ def test_a_user_message_has_role_content_and_timestamp() -> None:
 
 
 def test_an_assistant_message_uses_pi_style_keys() -> None:
+    usage = Usage(10, 5, 2, 1, 0.25, 0.1, 0.125, 0.005, 0.02)
     d = message_to_json(
-        AssistantMessage((TextContent("ok"),), "stop", Usage(10, 5, 2, 1, 0.25), "openai", "gpt-5")
+        AssistantMessage(
+            (TextContent("ok"),), "stop", usage, "openai", "gpt-5", api="openai-responses"
+        )
     )
 
     assert d["role"] == "assistant"
     assert d["stopReason"] == "stop"
-    assert (d["provider"], d["model"]) == ("openai", "gpt-5")
+    assert (d["api"], d["provider"], d["model"]) == ("openai-responses", "openai", "gpt-5")
     assert d["usage"] == {
         "input": 10,
         "output": 5,
         "cacheRead": 2,
         "cacheWrite": 1,
         "totalTokens": 18,
-        "cost": {"total": 0.25},
+        "cost": {
+            "input": 0.1,
+            "output": 0.125,
+            "cacheRead": 0.005,
+            "cacheWrite": 0.02,
+            "total": 0.25,
+        },
     }
     assert "errorMessage" not in d
     assert set(d) >= {"content", "api", "timestamp"}
+
+
+def test_an_assistant_message_reads_back_its_api() -> None:
+    message = AssistantMessage((TextContent("ok"),), api="anthropic-messages", timestamp=TS)
+
+    assert message_from_json(message_to_json(message)) == message
 
 
 def test_an_assistant_error_carries_error_message() -> None:
@@ -205,6 +220,14 @@ def test_a_usage_cost_given_as_a_plain_number_is_read() -> None:
     assert usage_from_json({"input": 1, "cost": 0.5}) == Usage(1, 0, 0, 0, 0.5)
 
 
+def test_pi_usage_with_a_full_cost_breakdown_keeps_every_part() -> None:
+    cost = {"input": 0.1, "output": 0.2, "cacheRead": 0.03, "cacheWrite": 0.04, "total": 0.37}
+
+    usage = usage_from_json({"input": 1, "output": 2, "cost": cost})
+
+    assert usage == Usage(1, 2, 0, 0, 0.37, 0.1, 0.2, 0.03, 0.04)
+
+
 def test_pi_usage_with_a_full_cost_breakdown_keeps_the_total() -> None:
     cost = {"input": 0.1, "output": 0.2, "cacheRead": 0, "cacheWrite": 0, "total": 0.3}
 
@@ -250,9 +273,9 @@ def test_messages_carry_their_role() -> None:
 
 
 def test_usage_adds_up_and_counts_all_tokens() -> None:
-    total = Usage(1, 2, 3, 4, 0.5) + Usage(10, 20, 30, 40, 1.0)
+    total = Usage(1, 2, 3, 4, 0.5, 0.1, 0.2, 0.1, 0.1) + Usage(10, 20, 30, 40, 1.0, 1.0)
 
-    assert total == Usage(11, 22, 33, 44, 1.5)
+    assert total == Usage(11, 22, 33, 44, 1.5, 1.1, 0.2, 0.1, 0.1)
     assert total.total_tokens == 110
 
 

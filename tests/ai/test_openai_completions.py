@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import real_servers
 from loopback import (
     Failure,
     LoopbackServer,
@@ -12,9 +13,10 @@ from loopback import (
     collect,
     sse,
 )
-from provider_cases import READ_TOOL, ProviderCase, TransportTests, asker, final
+from provider_cases import FAST_RETRY, READ_TOOL, ProviderCase, TransportTests, asker, final
 
 from piagents.ai.events import (
+    StreamRetry,
     ThinkingDelta,
     ToolCallDelta,
 )
@@ -33,6 +35,7 @@ from piagents.ai.openai_completions import (
     is_openai,
 )
 from piagents.ai.provider import ProviderError
+from piagents.ai.retry import stream_with_retry
 
 # ---- the wire format ------------------------------------------------------------
 
@@ -92,12 +95,37 @@ def tool_args(index: int, fragment: str) -> str:
     return chunk({"tool_calls": [{"index": index, "function": {"arguments": fragment}}]})
 
 
+def whole(text: str | None, calls: list[tuple[str, str, str]] = ()) -> dict[str, Any]:  # type: ignore[assignment]
+    """A completion answered without streaming, as llama-cpp-python's server sends it."""
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if calls:
+        message["tool_calls"] = [
+            {"id": i, "type": "function", "function": {"name": n, "arguments": a}}
+            for i, n, a in calls
+        ]
+    return {
+        "id": "chatcmpl-5a8b",
+        "object": "chat.completion",
+        "created": 1764547200,
+        "model": "qwen3-coder",
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": "tool_calls" if calls else "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 40, "completion_tokens": 9, "total_tokens": 49},
+    }
+
+
 # ---- fixtures and helpers -----------------------------------------------------------
 
 ask = asker("local/qwen3-coder")
 CASE = ProviderCase(
-    connect=lambda url: OpenAICompletionsProvider(
-        "local", base_url=url + "/v1", api_key="sk-test", headers={"x-team": "pi"}
+    connect=lambda url, options=None: OpenAICompletionsProvider(
+        "local", base_url=url + "/v1", api_key="sk-test", headers={"x-team": "pi"}, options=options
     ),
     ask=ask,
     text_answer=text_answer,
@@ -115,6 +143,9 @@ CASE = ProviderCase(
     rate_limit_message="Rate limit reached",
     server_error={"error": {"message": "The server had an error", "type": "server_error"}},
     server_error_message="The server had an error",
+    api="openai-completions",
+    whole_text=whole("whole"),
+    whole_tool=whole(None, [("call_1", "read", '{"path": "a"}')]),
 )
 
 
@@ -350,3 +381,38 @@ async def test_unauthorized_is_not_retried(
     assert not failure.value.retryable
     assert failure.value.status == 401
     assert str(failure.value) == "local returned HTTP 401: Incorrect API key provided"
+
+
+@pytest.mark.parametrize(
+    ("frame", "status"),
+    [(real_servers.LITELLM_500, 500), (real_servers.LITELLM_429, 429)],
+    ids=["internal_server_error", "throttling_error"],
+)
+async def test_an_error_litellm_reports_mid_stream_is_retried(
+    server: LoopbackServer, provider: OpenAICompletionsProvider, frame: str, status: int
+) -> None:
+    server.reply(Stream([START, chunk({"content": "par"}), frame]), Stream(text_answer("whole")))
+
+    events = await collect(stream_with_retry(provider, ask(), FAST_RETRY))
+
+    [retry] = [e for e in events if isinstance(e, StreamRetry)]
+    assert f"HTTP {status}" in retry.error
+    assert "litellm." in retry.error
+    assert final(events).text == "whole"
+    assert len(server.requests) == 2
+
+
+async def test_a_mid_stream_error_that_is_not_transient_is_not_retried(
+    server: LoopbackServer, provider: OpenAICompletionsProvider
+) -> None:
+    refused = real_servers.litellm_stream_error(
+        "litellm.BadRequestError: context length exceeded", "invalid_request_error", 400
+    )
+    server.reply(Stream([START, refused]))
+
+    events = await collect(stream_with_retry(provider, ask(), FAST_RETRY))
+
+    assert not any(isinstance(e, StreamRetry) for e in events)
+    assert final(events).error_message == (
+        "local returned HTTP 400: litellm.BadRequestError: context length exceeded"
+    )

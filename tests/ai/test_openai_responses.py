@@ -6,6 +6,7 @@ import itertools
 from typing import Any
 
 import pytest
+import real_servers
 from loopback import (
     Failure,
     LoopbackServer,
@@ -153,12 +154,41 @@ def text_answer(*pieces: str) -> list[str]:
     return [*CREATED, *message_item(0, *pieces), completed()]
 
 
+def whole(text: str | None, call: tuple[str, str, str] | None = None) -> dict[str, Any]:
+    """A response answered without streaming."""
+    output: list[dict[str, Any]] = []
+    if text is not None:
+        part = {"type": "output_text", "text": text, "annotations": []}
+        output.append(
+            {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "status": "completed",
+                "content": [part],
+            }
+        )
+    if call is not None:
+        call_id, name, arguments = call
+        output.append(
+            {
+                "id": "fc_1",
+                "type": "function_call",
+                "call_id": call_id,
+                "name": name,
+                "arguments": arguments,
+                "status": "completed",
+            }
+        )
+    return response("completed", usage(20, 5), output=output)
+
+
 # ---- fixtures and helpers -----------------------------------------------------------
 
 ask = asker("openai/gpt-5")
 CASE = ProviderCase(
-    connect=lambda url: OpenAIResponsesProvider(
-        "openai", base_url=url + "/v1", api_key="sk-test", headers={"x-team": "pi"}
+    connect=lambda url, options=None: OpenAIResponsesProvider(
+        "openai", base_url=url + "/v1", api_key="sk-test", headers={"x-team": "pi"}, options=options
     ),
     ask=ask,
     text_answer=text_answer,
@@ -176,6 +206,9 @@ CASE = ProviderCase(
     rate_limit_message="Rate limit reached",
     server_error={"error": {"message": "The server had an error", "type": "server_error"}},
     server_error_message="The server had an error",
+    api="openai-responses",
+    whole_text=whole("whole"),
+    whole_tool=whole(None, ("call_1", "read", '{"path": "a"}')),
 )
 
 
@@ -322,6 +355,7 @@ async def test_request_carries_model_instructions_tools_and_tool_results(
     assert "reasoning" not in body
     assert body["input"] == [
         {
+            "type": "message",
             "role": "user",
             "content": [
                 {"type": "input_text", "text": "look"},
@@ -332,7 +366,13 @@ async def test_request_carries_model_instructions_tools_and_tool_results(
                 },
             ],
         },
-        {"role": "assistant", "content": "Reading."},
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "Reading.", "annotations": []}],
+            "status": "completed",
+            "id": "msg_1",
+        },
         {
             "type": "function_call",
             "call_id": "call_1",
@@ -350,6 +390,43 @@ async def test_request_carries_model_instructions_tools_and_tool_results(
             "strict": False,
         }
     ]
+
+
+async def test_llama_server_accepts_a_second_turn_and_a_tool_round_trip(
+    server: LoopbackServer, provider: OpenAIResponsesProvider
+) -> None:
+    # llama-server reads an item without "type" only as an input message: an earlier
+    # assistant answer sent that way is refused with HTTP 400.
+    server.check = real_servers.llama_server_responses
+    server.reply(Stream(text_answer("second")), Stream(text_answer("after the tool")))
+    second_turn = (
+        UserMessage.of("hi"),
+        AssistantMessage((TextContent("Hello."),)),
+        UserMessage.of("and now?"),
+    )
+    tool_round = (
+        UserMessage.of("read a"),
+        AssistantMessage((TextContent("Reading."), ToolCall("read", {"path": "a"}, "call_1"))),
+        ToolResultMessage("call_1", "read", (TextContent("contents"),)),
+    )
+
+    first = await collect(stream_with_retry(provider, ask(*second_turn), FAST_RETRY))
+    second = await collect(stream_with_retry(provider, ask(*tool_round), FAST_RETRY))
+
+    assert final(first).text == "second"
+    assert final(second).text == "after the tool"
+    for request in server.requests:
+        assert all("type" in item for item in request.body["input"])
+
+
+def test_the_loopback_llama_server_refuses_an_untyped_assistant_item() -> None:
+    refusal = real_servers.llama_server_responses(
+        {"input": [{"role": "assistant", "content": "Hello."}]}
+    )
+
+    assert refusal is not None
+    assert refusal.status == 400
+    assert refusal.body["error"]["message"] == "Cannot determine type of 'item'"
 
 
 # ---- failures -----------------------------------------------------------------------
@@ -387,3 +464,18 @@ async def test_a_failed_response_in_the_stream_is_reported(
     assert (
         str(failure.value) == "openai reported an error mid-stream (server_error): Something broke"
     )
+
+
+async def test_an_error_event_litellm_ends_the_stream_with_is_retried(
+    server: LoopbackServer, provider: OpenAIResponsesProvider
+) -> None:
+    failure = real_servers.litellm_responses_error(
+        "litellm.InternalServerError: OpenAIException - Connection error.", 500
+    )
+    server.reply(Stream([*CREATED, failure]), Stream(text_answer("whole")))
+
+    events = await collect(stream_with_retry(provider, ask(), FAST_RETRY))
+
+    [retry] = [e for e in events if isinstance(e, StreamRetry)]
+    assert "litellm.InternalServerError" in retry.error
+    assert final(events).text == "whole"

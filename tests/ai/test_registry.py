@@ -41,7 +41,14 @@ def made(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     """Record what make_provider is asked to build, instead of building it."""
     calls: list[dict[str, Any]] = []
 
-    def fake(api: str, name: str, base_url: str | None, api_key: str, headers: dict[str, str]):
+    def fake(
+        api: str,
+        name: str,
+        base_url: str | None,
+        api_key: str,
+        headers: dict[str, str],
+        **options: Any,
+    ) -> object:
         calls.append(
             {"api": api, "name": name, "base_url": base_url, "api_key": api_key, "headers": headers}
         )

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import AbstractAsyncContextManager
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterator,
+    Mapping,
+)
+from contextlib import AbstractAsyncContextManager, aclosing
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
+from piagents.ai.discovery import ServerLimits, discover
+from piagents.ai.errors import body_error, incomplete_stream
 from piagents.ai.events import StreamEnd, StreamEvent, TextDelta, ThinkingDelta, ToolCallDelta
 from piagents.ai.messages import (
     AssistantContent,
@@ -18,7 +29,8 @@ from piagents.ai.messages import (
     ToolCall,
     Usage,
 )
-from piagents.ai.models import ModelRef, cost_of, model_info
+from piagents.ai.model_options import Compat, ProviderOptions, effective_info
+from piagents.ai.models import ModelInfo, ModelRef, cost_parts, model_info
 from piagents.ai.provider import ModelRequest, ProviderError
 
 # ---- the provider skeleton -----------------------------------------------------
@@ -35,11 +47,66 @@ _ClientT = TypeVar("_ClientT", bound=_Client)
 
 
 class SDKProvider(Generic[_ClientT]):
-    """Holds a provider's name and SDK client; subclasses build the client and stream."""
+    """Holds a provider's name, SDK client and options, and what its server said of its
+    models' limits; subclasses build the client and stream one answer (`_stream`)."""
 
-    def __init__(self, name: str, client: _ClientT) -> None:
+    api = ""
+
+    def __init__(
+        self,
+        name: str,
+        client: _ClientT,
+        *,
+        options: ProviderOptions | None = None,
+        base_url: str | None = None,
+        probe_headers: Mapping[str, str] | None = None,
+    ) -> None:
         self.name = name
         self._client = client
+        self.options = options or ProviderOptions()
+        self._base_url = base_url
+        self._probe_headers = dict(probe_headers or {})
+        self._discovered: dict[str, ServerLimits] = {}
+        self._discovering = asyncio.Lock()
+
+    def model_info(self, model_id: str) -> ModelInfo:
+        """The model's facts: settings first, then what the server said, then the table."""
+        return effective_info(
+            model_info(ModelRef(self.name, model_id)),
+            self.options.for_model(model_id),
+            self._discovered.get(model_id),
+        )
+
+    def compat(self, model_id: str) -> Compat:
+        return self.options.for_model(model_id).compat
+
+    async def discover(self, model_id: str) -> None:
+        """Ask the server once for the model's limits, when settings do not give them all."""
+        if not self.options.discover or self._base_url is None or model_id in self._discovered:
+            return
+        given = self.options.for_model(model_id)
+        if given.context_window is not None and given.max_tokens is not None:
+            return
+        async with self._discovering:
+            if model_id not in self._discovered:
+                try:
+                    found = await discover(self._base_url, model_id, self._probe_headers)
+                except Exception:  # unknown limits never fail a request
+                    found = ServerLimits()
+                self._discovered[model_id] = found
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        model_id = request.model.model_id
+        await self.discover(model_id)
+        answer = self._stream(request, self.model_info(model_id), self.compat(model_id))
+        async with aclosing(answer) as events:
+            async for event in events:
+                yield event
+
+    def _stream(
+        self, request: ModelRequest, info: ModelInfo, compat: Compat
+    ) -> AsyncGenerator[StreamEvent, None]:
+        raise NotImplementedError
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -63,9 +130,21 @@ class EventReader(Protocol[_EventContra]):
 
     def read(self, event: _EventContra) -> Iterator[StreamEvent]: ...
 
+    def complete(self, body: dict[str, Any]) -> Iterator[StreamEvent]:
+        """Read a whole (not streamed) answer, given as its JSON object."""
+        ...
+
     def result(self) -> AssistantMessage | None:
         """The final message, or None if the stream ended before the answer was complete."""
         ...
+
+
+def _wrap(
+    provider: str, exc: Exception, map_error: Callable[[str, Exception], ProviderError | None]
+) -> Exception:
+    if isinstance(exc, ProviderError):
+        return exc
+    return map_error(provider, exc) or exc
 
 
 async def stream_sdk(
@@ -73,25 +152,83 @@ async def stream_sdk(
     open_stream: Callable[[], Awaitable[AbstractAsyncContextManager[AsyncIterable[_Event]]]],
     reader: EventReader[_Event],
     map_error: Callable[[str, Exception], ProviderError | None],
-) -> AsyncIterator[StreamEvent]:
+) -> AsyncGenerator[StreamEvent, None]:
     """Open an SDK stream, feed its events to `reader`, map SDK failures to `ProviderError`,
-    and end with `StreamEnd` once the answer is complete."""
+    and end with `StreamEnd` once the answer is complete. A server that answers the
+    streaming request with one JSON object is read as that whole answer."""
+    received: str | None = None
     try:
         async with await open_stream() as events:
-            async for event in events:
-                for out in reader.read(event):
-                    yield out
-    except ProviderError:
-        raise
+            response = getattr(events, "response", None)
+            kind = _content_type(response)
+            # A stream without a content type is still read as one.
+            if response is not None and kind not in ("", "text/event-stream"):
+                body = (await response.aread()).decode("utf-8", "replace")
+                whole = _json_object(body)
+                if whole is None:
+                    received = f"a {kind} body: {body.strip()[:200]!r}"
+                else:
+                    for out in _complete(provider, reader, whole):
+                        yield out
+            else:
+                async for event in events:
+                    for out in reader.read(event):
+                        yield out
     except Exception as exc:
-        error = map_error(provider, exc)
-        if error is None:
+        error = _wrap(provider, exc, map_error)
+        if error is exc:
             raise
         raise error from exc
     message = reader.result()
     if message is None:
-        raise incomplete_stream(provider)
+        raise incomplete_stream(provider, received)
     yield StreamEnd(message)
+
+
+async def complete_sdk(
+    provider: str,
+    create: Callable[[], Awaitable[Any]],
+    reader: EventReader[Any],
+    map_error: Callable[[str, Exception], ProviderError | None],
+) -> AsyncGenerator[StreamEvent, None]:
+    """Make a request without streaming and turn its whole answer into the same events."""
+    try:
+        answer = await create()
+        body = answer.model_dump(mode="json") if hasattr(answer, "model_dump") else answer
+        events = list(_complete(provider, reader, body))
+    except Exception as exc:
+        error = _wrap(provider, exc, map_error)
+        if error is exc:
+            raise
+        raise error from exc
+    for event in events:
+        yield event
+    message = reader.result()
+    if message is None:
+        raise incomplete_stream(provider, "a whole answer without its final state")
+    yield StreamEnd(message)
+
+
+def _complete(provider: str, reader: EventReader[Any], body: Any) -> Iterator[StreamEvent]:
+    if not isinstance(body, dict):
+        raise incomplete_stream(provider, f"a JSON {type(body).__name__} instead of an answer")
+    if body.get("error"):
+        raise body_error(provider, body, "the server answered with an error")
+    yield from reader.complete(body)
+
+
+def _content_type(response: Any) -> str:
+    headers = getattr(response, "headers", None)
+    value = headers.get("content-type", "") if headers is not None else ""
+    return str(value).split(";")[0].strip().lower()
+
+
+def _json_object(text: str) -> Any:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 # ---- assembling the streamed message ----------------------------------------
@@ -194,8 +331,8 @@ def parse_args(raw: str) -> dict[str, Any]:
 # ---- request helpers ----------------------------------------------------------
 
 
-def max_output(request: ModelRequest) -> int:
-    return request.max_output or model_info(request.model).max_output
+def max_output(request: ModelRequest, info: ModelInfo) -> int:
+    return request.max_output or info.max_output
 
 
 def data_url(image: ImageContent) -> str:
@@ -205,120 +342,5 @@ def data_url(image: ImageContent) -> str:
 def priced_usage(
     ref: ModelRef, inp: int, out: int, cache_read: int = 0, cache_write: int = 0
 ) -> Usage:
-    cost = cost_of(model_info(ref), inp, out, cache_read, cache_write)
-    return Usage(inp, out, cache_read, cache_write, cost)
-
-
-# ---- errors --------------------------------------------------------------------
-
-# Error types and codes that APIs report in a body or mid-stream for transient trouble.
-_TRANSIENT_KINDS = frozenset(
-    {
-        "api_error",
-        "overloaded_error",
-        "rate_limit_error",
-        "timeout_error",
-        "server_error",
-        "server_is_overloaded",
-        "rate_limit_exceeded",
-        "slow_down",
-    }
-)
-
-
-def is_retryable_status(status: int) -> bool:
-    return status in (408, 429) or status >= 500
-
-
-def status_error(provider: str, status: int, body: object, fallback: str) -> ProviderError:
-    """An HTTP error answer (`body` is its decoded JSON, if any)."""
-    detail = _error_detail(body)
-    message = detail.get("message")
-    text = message if isinstance(message, str) and message else fallback
-    kind = _error_kind(detail)
-    if status < 400:  # an error event inside a 200 stream
-        return stream_error(provider, kind, text)
-    retryable = is_retryable_status(status) or kind in _TRANSIENT_KINDS
-    return ProviderError(
-        f"{provider} returned HTTP {status}: {text}", retryable=retryable, status=status
-    )
-
-
-def stream_error(provider: str, kind: str | None, message: str) -> ProviderError:
-    """An error the server reported inside an otherwise successful stream."""
-    label = f" ({kind})" if kind else ""
-    return ProviderError(
-        f"{provider} reported an error mid-stream{label}: {message}",
-        retryable=kind in _TRANSIENT_KINDS,
-    )
-
-
-def body_error(provider: str, body: object, fallback: str) -> ProviderError:
-    """An error object in place of a stream chunk."""
-    detail = _error_detail(body)
-    code = detail.get("code")
-    if isinstance(code, int) and code >= 400:  # a proxy passing on an upstream HTTP status
-        return status_error(provider, code, body, fallback)
-    message = detail.get("message")
-    text = message if isinstance(message, str) and message else fallback
-    return stream_error(provider, _error_kind(detail), text)
-
-
-def connection_error(provider: str, exc: BaseException) -> ProviderError:
-    """A failed connection or a stream that broke off; always worth retrying."""
-    cause = exc.__cause__ or exc
-    detail = str(cause) or type(cause).__name__
-    return ProviderError(f"{provider}: connection error: {detail}", retryable=True)
-
-
-def incomplete_stream(provider: str) -> ProviderError:
-    return ProviderError(
-        f"{provider}: the stream ended before the response was complete", retryable=True
-    )
-
-
-def _error_detail(body: object) -> dict[str, Any]:
-    if not isinstance(body, dict):
-        return {"message": body.strip()[:500]} if isinstance(body, str) else {}
-    inner = body.get("error")
-    return inner if isinstance(inner, dict) else body
-
-
-def _error_kind(detail: dict[str, Any]) -> str | None:
-    for key in ("type", "code"):
-        value = detail.get(key)
-        if isinstance(value, str) and value and value != "error":
-            return value
-    return None
-
-
-def openai_error(provider: str, exc: Exception) -> ProviderError | None:
-    """Map an OpenAI SDK or transport failure to a `ProviderError` (None if it is neither)."""
-    import httpx2
-    import openai
-
-    if isinstance(exc, openai.APIStatusError):
-        return status_error(provider, exc.status_code, exc.body, exc.message)
-    if isinstance(exc, openai.APIConnectionError):
-        return connection_error(provider, exc)
-    if isinstance(exc, openai.APIError):  # an error object inside the stream
-        return body_error(provider, exc.body, exc.message)
-    if isinstance(exc, httpx2.TransportError):
-        return connection_error(provider, exc)
-    return None
-
-
-def anthropic_error(provider: str, exc: Exception) -> ProviderError | None:
-    """Map an Anthropic SDK or transport failure to a `ProviderError` (None if it is neither)."""
-    import anthropic
-    import httpx2
-
-    if isinstance(exc, anthropic.APIStatusError):
-        return status_error(provider, exc.status_code, exc.body, exc.message)
-    if isinstance(exc, anthropic.APIConnectionError):
-        return connection_error(provider, exc)
-    if isinstance(exc, anthropic.APIError):
-        return body_error(provider, exc.body, exc.message)
-    if isinstance(exc, httpx2.TransportError):
-        return connection_error(provider, exc)
-    return None
+    parts = cost_parts(model_info(ref), inp, out, cache_read, cache_write)
+    return Usage(inp, out, cache_read, cache_write, sum(parts), *parts)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, Iterator
 from typing import Any
 
 from anthropic import AsyncAnthropic
@@ -24,16 +25,18 @@ from anthropic.types import (
     ToolUseBlock,
     Usage,
 )
+from anthropic.types import Message as WholeMessage
 
 from piagents.ai._sdk import (
     ContentBuilder,
     SDKProvider,
-    anthropic_error,
     client_options,
+    complete_sdk,
     max_output,
     priced_usage,
     stream_sdk,
 )
+from piagents.ai.errors import anthropic_error
 from piagents.ai.events import StreamEvent
 from piagents.ai.messages import (
     AssistantMessage,
@@ -46,7 +49,8 @@ from piagents.ai.messages import (
     UserContent,
     UserMessage,
 )
-from piagents.ai.models import ANTHROPIC_BUDGETS, model_info
+from piagents.ai.model_options import Compat, ProviderOptions
+from piagents.ai.models import ANTHROPIC_BUDGETS, ModelInfo, model_info
 from piagents.ai.provider import ModelRequest, ToolSpec
 
 _STOP_REASONS: dict[str, StopReason] = {
@@ -58,33 +62,60 @@ _STOP_REASONS: dict[str, StopReason] = {
     "tool_use": "toolUse",
 }
 
+WHOLE_ANSWER_TIMEOUT_S = 600.0  # a request made without streaming (compat.streamTools false)
 ANSWER_TOKENS = 1024  # room left for the answer when thinking takes most of max_tokens
 _CACHE = {"type": "ephemeral"}
 
 
+API = "anthropic-messages"
+
+
 class AnthropicMessagesProvider(SDKProvider[AsyncAnthropic]):
+    api = API
+
     def __init__(
-        self, name: str, *, base_url: str | None, api_key: str, headers: dict[str, str]
+        self,
+        name: str,
+        *,
+        base_url: str | None,
+        api_key: str,
+        headers: dict[str, str],
+        options: ProviderOptions | None = None,
     ) -> None:
         super().__init__(
             name,
             AsyncAnthropic(**client_options(base_url=base_url, api_key=api_key, headers=headers)),
+            options=options,
+            base_url=base_url,
+            probe_headers={"x-api-key": api_key, "Authorization": f"Bearer {api_key}", **headers},
         )
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+    def _stream(
+        self, request: ModelRequest, info: ModelInfo, compat: Compat
+    ) -> AsyncGenerator[StreamEvent, None]:
+        params = _params(request, info, compat)
+        create = self._client.messages.create
+        if request.tools and compat.stream_tools is False:
+            # A whole answer may take long: the SDK refuses to guess a timeout for it.
+            return complete_sdk(
+                self.name,
+                lambda: create(**params, timeout=WHOLE_ANSWER_TIMEOUT_S),
+                _EventReader(request),
+                anthropic_error,
+            )
         return stream_sdk(
             self.name,
-            lambda: self._client.messages.create(**_params(request), stream=True),
+            lambda: create(**params, stream=True),
             _EventReader(request),
             anthropic_error,
         )
 
 
-def _params(request: ModelRequest) -> dict[str, Any]:
+def _params(request: ModelRequest, info: ModelInfo, compat: Compat | None = None) -> dict[str, Any]:
     params: dict[str, Any] = {
         "model": request.model.model_id,
         "messages": anthropic_messages(request.messages),
-        "max_tokens": max_output(request),
+        "max_tokens": max_output(request, info),
     }
     if request.system_prompt:
         params["system"] = [
@@ -92,19 +123,22 @@ def _params(request: ModelRequest) -> dict[str, Any]:
         ]
     if request.tools:
         params["tools"] = [_tool(t) for t in request.tools]
+        if compat is not None and compat.tool_choice is not None:
+            params["tool_choice"] = {"type": "auto" if compat.tool_choice == "auto" else "any"}
     if request.thinking != "off":
-        max_tokens, budget = thinking_budget(request)
+        max_tokens, budget = thinking_budget(request, info)
         params["max_tokens"] = max_tokens
         params["thinking"] = {"type": "enabled", "budget_tokens": budget}
     return params
 
 
-def thinking_budget(request: ModelRequest) -> tuple[int, int]:
+def thinking_budget(request: ModelRequest, info: ModelInfo | None = None) -> tuple[int, int]:
     """`(max_tokens, budget_tokens)` for a thinking level other than off: the budget must stay
     below max_tokens, and both within the model's output limit."""
-    limit = model_info(request.model).max_output
+    info = info or model_info(request.model)
+    limit = info.max_output
     budget = ANTHROPIC_BUDGETS[request.thinking]
-    max_tokens = max(max_output(request), min(budget + ANSWER_TOKENS, limit))
+    max_tokens = max(max_output(request, info), min(budget + ANSWER_TOKENS, limit))
     return max_tokens, max(1024, min(budget, max_tokens - ANSWER_TOKENS))
 
 
@@ -168,6 +202,23 @@ class _EventReader:
             if isinstance(value, int):
                 self._tokens[ours] = value
 
+    def complete(self, body: dict[str, Any]) -> Iterator[StreamEvent]:
+        """A whole message: its content blocks in order, its stop reason and usage."""
+        message = WholeMessage.model_validate(body)
+        self._count(message.usage)
+        for index, block in enumerate(message.content):
+            if isinstance(block, TextBlock) and block.text:
+                yield self.content.text(index, block.text)
+            elif isinstance(block, ThinkingBlock):
+                if block.thinking:
+                    yield self.content.thinking(index, block.thinking)
+                self.content.sign(index, block.signature)
+            elif isinstance(block, ToolUseBlock):
+                yield self.content.start_tool(index, block.id, block.name)
+                self.content.set_tool_args(index, json.dumps(block.input))
+        self.stop_reason = message.stop_reason
+        self.stopped = True
+
     def result(self) -> AssistantMessage | None:
         return self.message() if self.stopped else None
 
@@ -188,6 +239,7 @@ class _EventReader:
             self.request.model.provider,
             self.request.model.model_id,
             error,
+            api=API,
         )
 
 

@@ -84,10 +84,15 @@ class FunctionModel:
         provider, model = request.model.provider, request.model.model_id
         if stop == "error":
             msg = AssistantMessage(
-                (), "error", provider=provider, model=model, error_message=reply.text or "error"
+                (),
+                "error",
+                provider=provider,
+                model=model,
+                error_message=reply.text or "error",
+                api="faux",
             )
         else:
-            msg = AssistantMessage(tuple(content), stop, provider=provider, model=model)
+            msg = AssistantMessage(tuple(content), stop, provider=provider, model=model, api="faux")
         yield StreamEnd(msg)
 
 

@@ -51,11 +51,18 @@ class ToolCall(_Block, frozen=True, tag="toolCall"):
 
 
 class Usage(Struct, frozen=True, gc=False, rename="camel", omit_defaults=True):
+    """Tokens of each kind, and their cost in dollars: `cost` is the total, the `cost_*`
+    fields its parts (as Pi's session format keeps them)."""
+
     input: int = 0
     output: int = 0
     cache_read: int = 0
     cache_write: int = 0
     cost: float = 0.0
+    cost_input: float = 0.0
+    cost_output: float = 0.0
+    cost_cache_read: float = 0.0
+    cost_cache_write: float = 0.0
 
     @property
     def total_tokens(self) -> int:
@@ -68,6 +75,10 @@ class Usage(Struct, frozen=True, gc=False, rename="camel", omit_defaults=True):
             self.cache_read + other.cache_read,
             self.cache_write + other.cache_write,
             self.cost + other.cost,
+            self.cost_input + other.cost_input,
+            self.cost_output + other.cost_output,
+            self.cost_cache_read + other.cost_cache_read,
+            self.cost_cache_write + other.cost_cache_write,
         )
 
 
@@ -107,6 +118,7 @@ class AssistantMessage(_Message, frozen=True, tag="assistant"):
     model: str = ""
     error_message: str | None = None
     timestamp: int = field(default_factory=now_ms)
+    api: str = ""  # the wire API that produced it (openai-completions, ...), "" if none
     role: ClassVar[Literal["assistant"]] = "assistant"
 
     @property
@@ -208,20 +220,29 @@ def usage_to_json(u: Usage) -> dict[str, Any]:
         "cacheRead": u.cache_read,
         "cacheWrite": u.cache_write,
         "totalTokens": u.total_tokens,
-        "cost": {"total": u.cost},
+        "cost": {
+            "input": u.cost_input,
+            "output": u.cost_output,
+            "cacheRead": u.cost_cache_read,
+            "cacheWrite": u.cost_cache_write,
+            "total": u.cost,
+        },
     }
 
 
 def usage_from_json(d: dict[str, Any]) -> Usage:
     d = _object(d, "usage")
     cost = d.get("cost", 0.0)
-    return Usage(
+    tokens = (
         _number(d, "input", int),
         _number(d, "output", int),
         _number(d, "cacheRead", int),
         _number(d, "cacheWrite", int),
-        _number(cost, "total", float) if isinstance(cost, dict) else _number(d, "cost", float),
     )
+    if not isinstance(cost, dict):
+        return Usage(*tokens, _number(d, "cost", float))
+    parts = (_number(cost, key, float) for key in ("input", "output", "cacheRead", "cacheWrite"))
+    return Usage(*tokens, _number(cost, "total", float), *parts)
 
 
 def message_to_json(m: Message) -> dict[str, Any]:
@@ -232,7 +253,7 @@ def message_to_json(m: Message) -> dict[str, Any]:
         d: dict[str, Any] = {
             "role": "assistant",
             "content": content,
-            "api": "",
+            "api": m.api,
             "provider": m.provider,
             "model": m.model,
             "usage": usage_to_json(m.usage),
@@ -279,6 +300,7 @@ def message_from_json(d: dict[str, Any]) -> Message:
             _string(d, "model", ""),
             _optional_string(d, "errorMessage"),
             ts,
+            _string(d, "api", ""),
         )
     if role == "toolResult":
         is_error = d.get("isError", False)

@@ -98,13 +98,20 @@ def model_info(ref: ModelRef) -> ModelInfo:
     return ModelInfo()
 
 
-def cost_of(info: ModelInfo, inp: int, out: int, cache_read: int, cache_write: int) -> float:
+def cost_parts(
+    info: ModelInfo, inp: int, out: int, cache_read: int, cache_write: int
+) -> tuple[float, float, float, float]:
+    """Dollars for input, output, cache reads and cache writes."""
     return (
-        inp * info.input_cost
-        + out * info.output_cost
-        + cache_read * info.cache_read_cost
-        + cache_write * info.cache_write_cost
-    ) / 1_000_000
+        inp * info.input_cost / 1_000_000,
+        out * info.output_cost / 1_000_000,
+        cache_read * info.cache_read_cost / 1_000_000,
+        cache_write * info.cache_write_cost / 1_000_000,
+    )
+
+
+def cost_of(info: ModelInfo, inp: int, out: int, cache_read: int, cache_write: int) -> float:
+    return sum(cost_parts(info, inp, out, cache_read, cache_write))
 
 
 # ---- thinking level mapping per provider ------------------------------------

@@ -4,7 +4,7 @@ LM Studio)."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, Iterator
 from typing import Any
 from urllib.parse import urlparse
 
@@ -15,12 +15,13 @@ from piagents.ai._sdk import (
     ContentBuilder,
     SDKProvider,
     client_options,
+    complete_sdk,
     data_url,
     max_output,
-    openai_error,
     priced_usage,
     stream_sdk,
 )
+from piagents.ai.errors import openai_error
 from piagents.ai.events import StreamEvent
 from piagents.ai.messages import (
     AssistantMessage,
@@ -32,7 +33,8 @@ from piagents.ai.messages import (
     UserContent,
     UserMessage,
 )
-from piagents.ai.models import OPENAI_EFFORTS
+from piagents.ai.model_options import Compat, ProviderOptions
+from piagents.ai.models import OPENAI_EFFORTS, ModelInfo
 from piagents.ai.provider import ModelRequest, ToolSpec
 
 _STOP_REASONS: dict[str, StopReason] = {
@@ -43,35 +45,59 @@ _STOP_REASONS: dict[str, StopReason] = {
 }
 
 
+API = "openai-completions"
+
+
 class OpenAICompletionsProvider(SDKProvider[AsyncOpenAI]):
+    api = API
+
     def __init__(
-        self, name: str, *, base_url: str | None, api_key: str, headers: dict[str, str]
+        self,
+        name: str,
+        *,
+        base_url: str | None,
+        api_key: str,
+        headers: dict[str, str],
+        options: ProviderOptions | None = None,
     ) -> None:
         super().__init__(
-            name, AsyncOpenAI(**client_options(base_url=base_url, api_key=api_key, headers=headers))
+            name,
+            AsyncOpenAI(**client_options(base_url=base_url, api_key=api_key, headers=headers)),
+            options=options,
+            base_url=base_url,
+            probe_headers={"Authorization": f"Bearer {api_key}", **headers},
         )
         self._official = is_openai(base_url)
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+    def _stream(
+        self, request: ModelRequest, info: ModelInfo, compat: Compat
+    ) -> AsyncGenerator[StreamEvent, None]:
+        params = self._params(request, info, compat)
+        create = self._client.chat.completions.create
+        if request.tools and compat.stream_tools is False:
+            return complete_sdk(
+                self.name, lambda: create(**params), _ChunkReader(request), openai_error
+            )
         return stream_sdk(
             self.name,
-            lambda: self._client.chat.completions.create(**self._params(request), stream=True),
+            lambda: create(**params, stream=True, stream_options={"include_usage": True}),
             _ChunkReader(request),
             openai_error,
         )
 
-    def _params(self, request: ModelRequest) -> dict[str, Any]:
+    def _params(self, request: ModelRequest, info: ModelInfo, compat: Compat) -> dict[str, Any]:
         params: dict[str, Any] = {
             "model": request.model.model_id,
             "messages": chat_messages(request.system_prompt, request.messages),
-            "stream_options": {"include_usage": True},
         }
         # OpenAI's reasoning models only take `max_completion_tokens`; other servers know
         # `max_tokens` best.
         limit_field = "max_completion_tokens" if self._official else "max_tokens"
-        params[limit_field] = max_output(request)
+        params[limit_field] = max_output(request, info)
         if request.tools:
             params["tools"] = [_tool(t) for t in request.tools]
+            if compat.tool_choice is not None:
+                params["tool_choice"] = compat.tool_choice
         if request.thinking != "off":
             params["reasoning_effort"] = OPENAI_EFFORTS[request.thinking]
         return params
@@ -131,6 +157,33 @@ class _ChunkReader:
         if args:
             yield self.content.tool_args(key, args)
 
+    def complete(self, body: dict[str, Any]) -> Iterator[StreamEvent]:
+        """A whole completion, read as the one chunk that would carry all of it."""
+        choices = body.get("choices") if isinstance(body.get("choices"), list) else []
+        assert isinstance(choices, list)
+        chunk_choices = []
+        for choice in choices[:1]:
+            message = choice.get("message") if isinstance(choice, dict) else None
+            delta = dict(message) if isinstance(message, dict) else {}
+            calls = delta.get("tool_calls")
+            if isinstance(calls, list):
+                delta["tool_calls"] = [
+                    {**call, "index": i} for i, call in enumerate(calls) if isinstance(call, dict)
+                ]
+            finish = choice.get("finish_reason") or "stop"
+            chunk_choices.append({"index": 0, "delta": delta, "finish_reason": finish})
+        chunk = ChatCompletionChunk.model_validate(
+            {
+                "id": body.get("id") or "chatcmpl",
+                "object": "chat.completion.chunk",
+                "created": body.get("created") or 0,
+                "model": body.get("model") or self.request.model.model_id,
+                "choices": chunk_choices,
+                "usage": body.get("usage"),
+            }
+        )
+        yield from self.read(chunk)
+
     def result(self) -> AssistantMessage | None:
         return None if self.finish_reason is None else self.message()
 
@@ -149,6 +202,7 @@ class _ChunkReader:
             self.request.model.provider,
             self.request.model.model_id,
             error,
+            api=API,
         )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, Iterator
 from typing import Any
 
 from openai import AsyncOpenAI
@@ -17,6 +17,9 @@ from openai.types.responses import (
     ResponseIncompleteEvent,
     ResponseOutputItemAddedEvent,
     ResponseOutputItemDoneEvent,
+    ResponseOutputMessage,
+    ResponseOutputText,
+    ResponseReasoningItem,
     ResponseReasoningSummaryTextDeltaEvent,
     ResponseReasoningTextDeltaEvent,
     ResponseStreamEvent,
@@ -27,13 +30,13 @@ from piagents.ai._sdk import (
     ContentBuilder,
     SDKProvider,
     client_options,
+    complete_sdk,
     data_url,
     max_output,
-    openai_error,
     priced_usage,
-    stream_error,
     stream_sdk,
 )
+from piagents.ai.errors import openai_error, stream_error
 from piagents.ai.events import StreamEvent
 from piagents.ai.messages import (
     AssistantMessage,
@@ -45,38 +48,57 @@ from piagents.ai.messages import (
     UserContent,
     UserMessage,
 )
-from piagents.ai.models import OPENAI_EFFORTS
+from piagents.ai.model_options import Compat, ProviderOptions
+from piagents.ai.models import OPENAI_EFFORTS, ModelInfo
 from piagents.ai.provider import ModelRequest, ToolSpec
+
+API = "openai-responses"
 
 
 class OpenAIResponsesProvider(SDKProvider[AsyncOpenAI]):
+    api = API
+
     def __init__(
-        self, name: str, *, base_url: str | None, api_key: str, headers: dict[str, str]
+        self,
+        name: str,
+        *,
+        base_url: str | None,
+        api_key: str,
+        headers: dict[str, str],
+        options: ProviderOptions | None = None,
     ) -> None:
         super().__init__(
-            name, AsyncOpenAI(**client_options(base_url=base_url, api_key=api_key, headers=headers))
+            name,
+            AsyncOpenAI(**client_options(base_url=base_url, api_key=api_key, headers=headers)),
+            options=options,
+            base_url=base_url,
+            probe_headers={"Authorization": f"Bearer {api_key}", **headers},
         )
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        return stream_sdk(
-            self.name,
-            lambda: self._client.responses.create(**_params(request), stream=True),
-            _EventReader(request, self.name),
-            openai_error,
-        )
+    def _stream(
+        self, request: ModelRequest, info: ModelInfo, compat: Compat
+    ) -> AsyncGenerator[StreamEvent, None]:
+        params = _params(request, info, compat)
+        reader = _EventReader(request, self.name)
+        create = self._client.responses.create
+        if request.tools and compat.stream_tools is False:
+            return complete_sdk(self.name, lambda: create(**params), reader, openai_error)
+        return stream_sdk(self.name, lambda: create(**params, stream=True), reader, openai_error)
 
 
-def _params(request: ModelRequest) -> dict[str, Any]:
+def _params(request: ModelRequest, info: ModelInfo, compat: Compat) -> dict[str, Any]:
     params: dict[str, Any] = {
         "model": request.model.model_id,
         "input": response_input(request.messages),
-        "max_output_tokens": max_output(request),
+        "max_output_tokens": max_output(request, info),
         "store": False,  # each request carries the whole conversation
     }
     if request.system_prompt:
         params["instructions"] = request.system_prompt
     if request.tools:
         params["tools"] = [_tool(t) for t in request.tools]
+        if compat.tool_choice is not None:
+            params["tool_choice"] = compat.tool_choice
     if request.thinking != "off":
         params["reasoning"] = {"effort": OPENAI_EFFORTS[request.thinking], "summary": "auto"}
     return params
@@ -126,9 +148,32 @@ class _EventReader:
             error = event.response.error
             code = error.code if error is not None else None
             message = error.message if error is not None else "the response failed"
-            raise stream_error(self.provider, code, message)
+            raise stream_error(self.provider, code, message, code)
         elif isinstance(event, ResponseErrorEvent):
             raise stream_error(self.provider, event.code, event.message)
+
+    def complete(self, body: dict[str, Any]) -> Iterator[StreamEvent]:
+        """A whole response: its output items in order, then its final state."""
+        response = Response.model_validate(body)
+        for index, item in enumerate(response.output):
+            key = item.id or f"output-{index}"
+            if isinstance(item, ResponseFunctionToolCall):
+                yield self.content.start_tool(key, item.call_id, item.name)
+                self.content.set_tool_args(key, item.arguments)
+            elif isinstance(item, ResponseReasoningItem):
+                summary = "\n\n".join(part.text for part in item.summary)
+                if summary:
+                    yield self.content.thinking(key, summary)
+            elif isinstance(item, ResponseOutputMessage):
+                text = "".join(p.text for p in item.content if isinstance(p, ResponseOutputText))
+                if text:
+                    yield self.content.text(key, text)
+        if response.status == "failed":
+            error = response.error
+            code = error.code if error is not None else None
+            message = error.message if error is not None else "the response failed"
+            raise stream_error(self.provider, code, message, code)
+        self.final = self._message(response)
 
     def result(self) -> AssistantMessage | None:
         return self.final
@@ -150,6 +195,7 @@ class _EventReader:
             self.request.model.provider,
             self.request.model.model_id,
             error,
+            api=API,
         )
 
     def _usage(self, response: Response) -> Usage:
@@ -178,15 +224,21 @@ def _item_key(item: ResponseFunctionToolCall, output_index: int) -> str:
 
 
 def response_input(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
-    """Thinking is dropped: without stored reasoning items it cannot be sent back."""
+    """Every item says its type: servers such as llama-server read an untyped item only as
+    an input message. Thinking is dropped: without stored reasoning items it cannot be
+    sent back."""
     out: list[dict[str, Any]] = []
-    for message in messages:
+    for index, message in enumerate(messages):
         if isinstance(message, UserMessage):
-            out.append({"role": "user", "content": [_part(c) for c in message.content]})
+            content = [_part(c) for c in message.content]
+            out.append({"type": "message", "role": "user", "content": content})
         elif isinstance(message, AssistantMessage):
+            texts = 0
             for c in message.content:
                 if isinstance(c, TextContent) and c.text:
-                    out.append({"role": "assistant", "content": c.text})
+                    item_id = f"msg_{index}" if texts == 0 else f"msg_{index}_{texts}"
+                    out.append(_output_message(c.text, item_id))
+                    texts += 1
                 elif isinstance(c, ToolCall):
                     out.append(_function_call(c))
         else:
@@ -197,6 +249,18 @@ def response_input(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
                 {"type": "function_call_output", "call_id": message.tool_call_id, "output": output}
             )
     return out
+
+
+def _output_message(text: str, item_id: str) -> dict[str, Any]:
+    """An earlier answer as the output message it was (OpenAI wants its id and status)."""
+    part = {"type": "output_text", "text": text, "annotations": []}
+    return {
+        "type": "message",
+        "role": "assistant",
+        "content": [part],
+        "status": "completed",
+        "id": item_id,
+    }
 
 
 def _part(c: UserContent) -> dict[str, Any]:

@@ -34,12 +34,21 @@ class ModelRequest:
 
 
 class ProviderError(Exception):
-    """A failed request; `retryable` marks rate limits, overload, 5xx and dropped connections."""
+    """A failed request; `retryable` marks rate limits, overload, 5xx and dropped connections;
+    `retry_after_s` is the delay the server asked for (`retry-after`), if it named one."""
 
-    def __init__(self, message: str, *, retryable: bool = False, status: int | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool = False,
+        status: int | None = None,
+        retry_after_s: float | None = None,
+    ):
         super().__init__(message)
         self.retryable = retryable
         self.status = status
+        self.retry_after_s = retry_after_s
 
 
 class Provider(Protocol):

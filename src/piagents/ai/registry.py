@@ -5,13 +5,21 @@ from __future__ import annotations
 
 import ipaddress
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
+from piagents.ai._sdk import SDKProvider
 from piagents.ai.faux import FunctionModel, load_route
-from piagents.ai.models import ModelRef
+from piagents.ai.model_options import ProviderOptions, effective_info
+from piagents.ai.models import ModelInfo, ModelRef, model_info
 from piagents.ai.provider import Provider
 from piagents.config import ProviderApi, ProviderSettings, Settings
+
+if TYPE_CHECKING:
+    from piagents.ai.anthropic_messages import AnthropicMessagesProvider
+    from piagents.ai.openai_completions import OpenAICompletionsProvider
+    from piagents.ai.openai_responses import OpenAIResponsesProvider
 
 
 class ProviderConfigError(Exception):
@@ -159,7 +167,48 @@ class ProviderRegistry:
                     f"No API key for provider {ref.provider}: set the environment variable "
                     f"{key_env} (or providers.{ref.provider}.apiKeyEnv in settings.json)."
                 )
-        return make_provider(api, ref.provider, base_url, api_key, configured.headers)
+        options = replace(configured.options, discover=discovers(ref.provider, base_url))
+        return make_provider(
+            api, ref.provider, base_url, api_key, configured.headers, options=options
+        )
+
+    def model_info(self, ref: ModelRef) -> ModelInfo:
+        """The facts of a model as this registry serves it: the limits settings give, or its
+        server said (once asked, see `context_window`), or the table of known models. This
+        is what the UI shows as the model's context window."""
+        if ref.provider == LOCAL and LOCAL not in self.settings.providers:
+            from piagents.ai.local import CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT
+
+            return replace(
+                model_info(ref), context_window=CONTEXT_WINDOW, max_output=DEFAULT_MAX_OUTPUT
+            )
+        configured = self.settings.providers.get(ref.provider)
+        provider = self._cache.get(ref.provider)
+        if isinstance(provider, SDKProvider):
+            return provider.model_info(ref.model_id)
+        if configured is None:
+            return model_info(ref)
+        return effective_info(model_info(ref), configured.options.for_model(ref.model_id), None)
+
+    async def context_window(self, ref: ModelRef) -> int:
+        """The model's context window, asking its server first if that was not done yet
+        (once, with a short timeout; a declared server only)."""
+        try:
+            provider = self.resolve(ref)
+        except ProviderConfigError:
+            return self.model_info(ref).context_window
+        if isinstance(provider, SDKProvider):
+            await provider.discover(ref.model_id)
+        return self.model_info(ref).context_window
+
+
+def discovers(provider: str, base_url: str | None) -> bool:
+    """Whether to ask the server for its models' limits: only servers that are not the
+    built-in providers' own APIs, whose models the table knows."""
+    if base_url is None:
+        return False
+    host = (urlparse(base_url).hostname or "").lower()
+    return host not in ("api.openai.com", "api.anthropic.com")
 
 
 def default_key_env(provider: str) -> str:
@@ -168,17 +217,20 @@ def default_key_env(provider: str) -> str:
 
 
 def make_provider(
-    api: ProviderApi, name: str, base_url: str | None, api_key: str, headers: dict[str, str]
+    api: ProviderApi,
+    name: str,
+    base_url: str | None,
+    api_key: str,
+    headers: dict[str, str],
+    *,
+    options: ProviderOptions | None = None,
 ) -> Provider:
     """Import the adapter for `api` lazily, so the SDKs load only when used."""
+    adapter: type[OpenAICompletionsProvider | OpenAIResponsesProvider | AnthropicMessagesProvider]
     if api == "openai-completions":
-        from piagents.ai.openai_completions import OpenAICompletionsProvider
-
-        return OpenAICompletionsProvider(name, base_url=base_url, api_key=api_key, headers=headers)
-    if api == "openai-responses":
-        from piagents.ai.openai_responses import OpenAIResponsesProvider
-
-        return OpenAIResponsesProvider(name, base_url=base_url, api_key=api_key, headers=headers)
-    from piagents.ai.anthropic_messages import AnthropicMessagesProvider
-
-    return AnthropicMessagesProvider(name, base_url=base_url, api_key=api_key, headers=headers)
+        from piagents.ai.openai_completions import OpenAICompletionsProvider as adapter
+    elif api == "openai-responses":
+        from piagents.ai.openai_responses import OpenAIResponsesProvider as adapter
+    else:
+        from piagents.ai.anthropic_messages import AnthropicMessagesProvider as adapter
+    return adapter(name, base_url=base_url, api_key=api_key, headers=headers, options=options)

@@ -8,8 +8,10 @@ the summary followed by the kept messages.
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from piagents.ai.events import StreamEnd
@@ -98,6 +100,21 @@ class CompactionError(Exception):
 
 def should_compact(tokens: int, context_window: int, settings: CompactionSettings) -> bool:
     return settings.enabled and tokens > context_window - settings.reserve_tokens
+
+
+def fit_to_window(settings: CompactionSettings, context_window: int) -> CompactionSettings:
+    """The settings for a model with this context window. A reserve that does not fit the
+    window (the default 16k on an 8k model) becomes a quarter of it, so compaction starts
+    before the window is full; a recent part to keep that reaches the threshold becomes half
+    of what lies below it, so compaction has something to summarise."""
+    reserve = settings.reserve_tokens
+    if reserve >= context_window:
+        reserve = max(1, context_window // 4)
+    threshold = context_window - reserve
+    keep = settings.keep_recent_tokens
+    if keep >= threshold:
+        keep = max(1, threshold // 2)
+    return replace(settings, reserve_tokens=reserve, keep_recent_tokens=keep)
 
 
 # ---- cut point -----------------------------------------------------------------
@@ -248,18 +265,26 @@ async def compact(
 
 
 def auto_compaction(
-    settings: CompactionSettings, context_window_of: Callable[[ModelRef], int]
+    settings: CompactionSettings,
+    context_window_of: Callable[[ModelRef], int | Awaitable[int]],
 ) -> Callable[[AgentLoop], Awaitable[None]]:
-    """A `LoopHooks.before_model_call` hook that compacts when the context nears its window."""
+    """A `LoopHooks.before_model_call` hook that compacts when the context nears its window.
+
+    `context_window_of` may be a coroutine function: the registry's asks a declared server
+    for its limits the first time."""
 
     async def before_model_call(loop: AgentLoop) -> None:
         tokens = loop.session.context_tokens()
-        if not should_compact(tokens, context_window_of(loop.model), settings):
+        window = context_window_of(loop.model)
+        if inspect.isawaitable(window):
+            window = await window
+        fitted = fit_to_window(settings, window)
+        if not should_compact(tokens, window, fitted):
             return
         try:
             provider = loop.resolve_provider(loop.model)
             entry = await compact(
-                loop.session, provider, loop.model, settings, retry=loop.config.retry
+                loop.session, provider, loop.model, fitted, retry=loop.config.retry
             )
         except Exception:  # the turn can still go ahead on the full context
             return

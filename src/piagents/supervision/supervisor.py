@@ -28,7 +28,7 @@ import msgspec
 
 from piagents.agents.unrecorded import FIRST_RETRY_S, LAST_RETRY_S
 from piagents.ai.messages import AssistantMessage, ToolResultMessage, UserMessage, now_ms
-from piagents.ai.models import model_info
+from piagents.harness.compaction import fit_to_window
 from piagents.harness.events import (
     AssistantDelta,
     LoopEvent,
@@ -551,8 +551,8 @@ class Supervisor:
                 return
             if live.retiring:
                 return
-            window = model_info(loop.model).context_window
-            reserve = self.rt.settings.compaction.reserve_tokens
+            window = await self.rt.providers.context_window(loop.model)
+            reserve = fit_to_window(self.rt.settings.compaction, window).reserve_tokens
             if loop.session.context_tokens() > window - reserve:
                 live.retiring = True
                 entry = loop.session.append_message(UserMessage.of(texts.RETIREMENT_NOTICE))
