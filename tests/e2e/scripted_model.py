@@ -97,3 +97,30 @@ def supervise(call: ModelCall) -> str | Reply:
         ]
         return Reply(tool_calls=delegate)
     return "waiting for results"
+
+
+_worker_stuck: asyncio.Event | None = None
+
+
+def _stuck() -> asyncio.Event:
+    global _worker_stuck
+    if _worker_stuck is None:
+        _worker_stuck = asyncio.Event()
+    return _worker_stuck
+
+
+async def abandons_a_stuck_worker(call: ModelCall) -> str | Reply:
+    """The root spawns `w`, whose model call ignores cancellation; once `w` is stuck
+    the root answers, and closing abandons `w`'s turn."""
+    if call.agent_name == "w":
+        _stuck().set()
+        while True:
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                continue
+    if not _tool_results(call):
+        spawn = {"action": "spawn", "name": "w", "message": "go"}
+        return Reply(tool_calls=[ToolCall("agent", spawn)])
+    await _stuck().wait()
+    return "root done"

@@ -36,6 +36,7 @@ from piagents.ai.messages import (
 from piagents.ai.models import ModelRef, ThinkingLevel
 from piagents.ai.provider import ModelRequest, Provider
 from piagents.ai.retry import RetryPolicy, stream_with_retry
+from piagents.harness.abandoned import let_go
 from piagents.harness.events import (
     AssistantDelta,
     AssistantRetry,
@@ -301,12 +302,13 @@ class AgentLoop:
             except asyncio.CancelledError:
                 step.cancel()
                 await self._await_bounded(step, run)
+                if not step.done():
+                    self._let_go(step)
                 raise
             finally:
                 abandon.cancel()
             if not step.done():  # abandoned: let it run on, out of our books
-                self._abandoned.add(step)
-                step.add_done_callback(self._abandoned.discard)
+                self._let_go(step)
                 return RunOutcome(tuple(run.inputs), "aborted", "")
             if step.cancelled():
                 return RunOutcome(tuple(run.inputs), "aborted", "")
@@ -324,6 +326,12 @@ class AgentLoop:
             if message.tool_calls:
                 continue
             return RunOutcome(tuple(run.inputs), "completed", message.text)
+
+    def _let_go(self, step: asyncio.Task[Any]) -> None:
+        """An abandoned step runs on, out of our books and asyncio's (so the process exits)."""
+        self._abandoned.add(step)
+        step.add_done_callback(self._abandoned.discard)
+        let_go(step)
 
     async def _await_bounded(self, task: asyncio.Task[Any], run: _Run) -> None:
         """Wait for a cancelled step to finish, unless it is abandoned."""
