@@ -4,6 +4,7 @@ import asyncio
 
 from agent_support import Gate, agent_calls, runtime, spawn, tool_results, until
 
+
 def committed_results(agent):
     return [m.text for m in agent.session.context() if m.role == "toolResult"]
 
@@ -12,9 +13,7 @@ WAIT_A = {"action": "wait", "target": "a", "timeout": 60}
 WAIT_B = {"action": "wait", "target": "b", "timeout": 60}
 
 
-async def test_two_waits_in_one_reply_each_return_when_their_own_target_is_done(
-    home, work, script
-):
+async def test_two_waits_in_one_reply_each_return_when_their_own_target_is_done(home, work, script):
     gate = Gate()
     script.on("*", gate.handler)
     answers = []
