@@ -1,4 +1,4 @@
-"""The `agent` tool's operations as a model calls them: several at once, and bad arguments."""
+"""Waits as a model makes them: several at once, each ending when its own targets are done."""
 
 import asyncio
 
