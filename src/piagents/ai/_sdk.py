@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
+from piagents.ai.arguments import loads_arguments
 from piagents.ai.events import StreamEnd, StreamEvent, TextDelta, ThinkingDelta, ToolCallDelta
 from piagents.ai.messages import (
     AssistantContent,
@@ -181,12 +181,13 @@ class ContentBuilder:
 
 
 def parse_args(raw: str) -> dict[str, Any]:
-    """Tool arguments as a dict; JSON that is not an object (or not JSON) gives `{}`."""
+    """Tool arguments as a dict; JSON that is not an object (or not JSON, or not plain
+    JSON: NaN, unpaired surrogates, deep nesting) gives `{}`."""
     if not raw.strip():
         return {}
     try:
-        value = json.loads(raw)
-    except json.JSONDecodeError:
+        value = loads_arguments(raw)
+    except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
 

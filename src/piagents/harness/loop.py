@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from piagents.ai.arguments import ArgumentProblem, argument_problem, storable
 from piagents.ai.events import (
     StreamEnd,
     StreamRetry,
@@ -27,6 +28,7 @@ from piagents.ai.events import (
 from piagents.ai.messages import (
     AssistantContent,
     AssistantMessage,
+    ImageContent,
     TextContent,
     ThinkingContent,
     ToolCall,
@@ -96,6 +98,11 @@ class _Run:
     abandoned: asyncio.Event = field(default_factory=asyncio.Event)
     finished: asyncio.Event = field(default_factory=asyncio.Event)
     step: asyncio.Task[AssistantMessage] | None = None
+
+
+def _result_message(call: ToolCall, result: ToolResult) -> ToolResultMessage:
+    content: tuple[TextContent | ImageContent, ...] = (TextContent(result.text), *result.images)
+    return ToolResultMessage(call.id, call.name, content, result.details, result.is_error)
 
 
 def default_render(inp: Input) -> UserMessage:
@@ -345,14 +352,14 @@ class AgentLoop:
         """One model response and its tool calls; commits each step as it happens."""
         if self.hooks.before_model_call is not None:  # inside the step, so abort cancels it
             await self.hooks.before_model_call(self)
-        message = await self._stream(run)
+        message, unusable = storable(await self._stream(run))
         if run.abandoned.is_set():
             return message
         self.session.append_message(message)
         self.emit(MessageCommitted(message))
         if message.stop_reason in ("aborted", "error") or not message.tool_calls:
             return message
-        await self._execute_tools(run, message.tool_calls)
+        await self._execute_tools(run, message.tool_calls, unusable)
         return message
 
     async def _stream(self, run: _Run) -> AssistantMessage:
@@ -413,7 +420,10 @@ class AgentLoop:
             model=request.model.model_id,
         )
 
-    async def _execute_tools(self, run: _Run, calls: list[ToolCall]) -> None:
+    async def _execute_tools(
+        self, run: _Run, calls: list[ToolCall], unusable: dict[int, ArgumentProblem]
+    ) -> None:
+        """Run the calls of one response; those in `unusable` (by index) only get their error."""
         results: dict[int, ToolResultMessage] = {}
         next_to_commit = 0
 
@@ -429,7 +439,11 @@ class AgentLoop:
 
         async def one(index: int, call: ToolCall) -> None:
             self.emit(ToolStarted(call))
-            results[index] = await self._execute_tool(run, call, names)
+            problem = unusable.get(index)
+            if problem is not None:
+                results[index] = _result_message(call, self._rejected(call, problem))
+            else:
+                results[index] = await self._execute_tool(run, call, names)
             commit_ready()
 
         try:
@@ -452,14 +466,17 @@ class AgentLoop:
     async def _execute_tool(
         self, run: _Run, call: ToolCall, turn_calls: tuple[str, ...]
     ) -> ToolResultMessage:
-        result = await self.run_tool(call, run.aborted, turn_calls)
-        return ToolResultMessage(
-            call.id,
-            call.name,
-            (TextContent(result.text), *result.images),
-            result.details,
-            result.is_error,
-        )
+        return _result_message(call, await self.run_tool(call, run.aborted, turn_calls))
+
+    def _rejected(self, call: ToolCall, problem: ArgumentProblem) -> ToolResult:
+        """The error for arguments that are not plain JSON, in the tool's own form if it
+        words its errors itself (`reject_arguments(problem, args)`)."""
+        tool = self.tools.get(call.name)
+        reject = getattr(tool, "reject_arguments", None)
+        if reject is not None:
+            rejected: ToolResult = reject(problem, call.args)
+            return rejected
+        return ToolResult(problem.text(call.name), is_error=True)
 
     async def run_tool(
         self,
@@ -467,10 +484,14 @@ class AgentLoop:
         aborted: asyncio.Event | None = None,
         turn_calls: tuple[str, ...] = (),
     ) -> ToolResult:
-        """Validate and run one tool call; every failure becomes an error result."""
+        """Validate and run one tool call; every failure becomes an error result.
+        Arguments that are not plain JSON never reach a tool."""
         tool = self.tools.get(call.name)
         if tool is None:
             return ToolResult(f"Tool {call.name} not found.", is_error=True)
+        unusable = argument_problem(call.args)
+        if unusable is not None:
+            return self._rejected(call, unusable)
         problem = tool_validation_error(tool, call.args)
         if problem is not None:
             return ToolResult(problem, is_error=True)
