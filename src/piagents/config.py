@@ -17,6 +17,7 @@ from typing import Any, Literal, cast
 
 from piagents.ai.models import THINKING_LEVELS, ThinkingLevel
 from piagents.ai.retry import RetryPolicy
+from piagents.harness.loop_guard import DEFAULT_MAX_MODEL_CALLS
 
 ProviderApi = Literal["openai-completions", "openai-responses", "anthropic-messages"]
 PROVIDER_APIS = ("openai-completions", "openai-responses", "anthropic-messages")
@@ -59,6 +60,7 @@ class AgentsSettings:
     max_outstanding: int = 8
     extensions: tuple[str, ...] = ()
     abort_timeout_ms: int = 10_000
+    max_model_calls_per_run: int = DEFAULT_MAX_MODEL_CALLS  # the loop guard's bound
     agent_api: Literal["agents", "supervision"] = "agents"
     # The supervision face. Placement None: `process` on the command line, `inline` in the SDK.
     spawn_placement: Placement | None = None
@@ -259,6 +261,7 @@ AGENTS_KEYS = {
     "maxOutstanding",
     "extensions",
     "abortTimeoutMs",
+    "maxModelCallsPerRun",
     "agentApi",
     "spawnPlacement",
     "contextRetirement",
@@ -294,6 +297,12 @@ def _agents(r: _Reader, raw: Mapping[str, Any]) -> AgentsSettings:
         extensions=extensions,
         abort_timeout_ms=r.positive_int(
             raw, "abortTimeoutMs", d.abort_timeout_ms, "pi-agents.abortTimeoutMs"
+        ),
+        max_model_calls_per_run=r.positive_int(
+            raw,
+            "maxModelCallsPerRun",
+            d.max_model_calls_per_run,
+            "pi-agents.maxModelCallsPerRun",
         ),
         agent_api=cast(
             Literal["agents", "supervision"],

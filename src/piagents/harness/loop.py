@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import msgspec
+
 from piagents.ai.arguments import ArgumentProblem, argument_problem, storable
 from piagents.ai.events import (
     StreamEnd,
@@ -54,6 +56,12 @@ from piagents.harness.events import (
     ToolStarted,
     TurnStarted,
 )
+from piagents.harness.loop_guard import (
+    DEFAULT_MAX_MODEL_CALLS,
+    RepeatGuard,
+    is_poll,
+    model_calls_exhausted,
+)
 from piagents.harness.session import Session
 from piagents.harness.tools.base import Tool, ToolContext, ToolError, ToolResult, spec_of
 from piagents.harness.tools.base import validation_error as tool_validation_error
@@ -68,6 +76,7 @@ class LoopConfig:
     steering_mode: QueueMode = "one-at-a-time"
     follow_up_mode: QueueMode = "one-at-a-time"
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+    max_model_calls: int | None = DEFAULT_MAX_MODEL_CALLS  # per run; None: no bound
 
 
 @dataclass(slots=True)
@@ -98,6 +107,8 @@ class _Run:
     abandoned: asyncio.Event = field(default_factory=asyncio.Event)
     finished: asyncio.Event = field(default_factory=asyncio.Event)
     step: asyncio.Task[AssistantMessage] | None = None
+    model_calls: int = 0
+    repeats: RepeatGuard = field(default_factory=RepeatGuard)
 
 
 def _result_message(call: ToolCall, result: ToolResult) -> ToolResultMessage:
@@ -299,6 +310,10 @@ class AgentLoop:
         while True:
             if run.aborted.is_set():
                 return RunOutcome(tuple(run.inputs), "aborted", "")
+            limit = self.config.max_model_calls
+            if limit is not None and run.model_calls >= limit:
+                return RunOutcome(tuple(run.inputs), "failed", model_calls_exhausted(limit))
+            run.model_calls += 1
             self._turn += 1
             self.emit(TurnStarted(self._turn))
             step = asyncio.create_task(self._step(run))
@@ -324,6 +339,8 @@ class AgentLoop:
                 return RunOutcome(tuple(run.inputs), "aborted", message.text)
             if message.stop_reason == "error":
                 return RunOutcome(tuple(run.inputs), "failed", message.error_message or "error")
+            if run.repeats.stopped is not None:  # queued steers start the next run
+                return RunOutcome(tuple(run.inputs), "failed", run.repeats.stopped)
             self._flush_writes()
             steers = self._take(self._steers, self.config.steering_mode)
             if steers:
@@ -430,7 +447,7 @@ class AgentLoop:
         def commit_ready() -> None:
             nonlocal next_to_commit
             while next_to_commit in results and not run.abandoned.is_set():
-                msg = results[next_to_commit]
+                msg = self._guarded(run, calls[next_to_commit], results[next_to_commit])
                 self.session.append_message(msg)
                 self.emit(MessageCommitted(msg))
                 next_to_commit += 1
@@ -462,6 +479,15 @@ class AgentLoop:
                     )
             commit_ready()
             raise
+
+    def _guarded(self, run: _Run, call: ToolCall, msg: ToolResultMessage) -> ToolResultMessage:
+        """One result, in call order, as the repeat guard sees it: noted when it repeats."""
+        polls = is_poll(self.tools.get(call.name), call.args, msg.details)
+        note = run.repeats.observe(call, msg.text, msg.is_error, polls)
+        if note is None:
+            return msg
+        images = tuple(c for c in msg.content if not isinstance(c, TextContent))
+        return msgspec.structs.replace(msg, content=(TextContent(f"{msg.text}\n\n{note}"), *images))
 
     async def _execute_tool(
         self, run: _Run, call: ToolCall, turn_calls: tuple[str, ...]
