@@ -17,33 +17,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import msgspec
-
-from piagents.ai.arguments import ArgumentProblem, argument_problem, storable
-from piagents.ai.events import (
-    StreamEnd,
-    StreamRetry,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallDelta,
-)
+from piagents.ai.arguments import ArgumentProblem, storable
 from piagents.ai.messages import (
-    AssistantContent,
     AssistantMessage,
-    ImageContent,
     TextContent,
-    ThinkingContent,
     ToolCall,
     ToolResultMessage,
     UserMessage,
 )
 from piagents.ai.models import ModelRef, ThinkingLevel
 from piagents.ai.provider import ModelRequest, Provider
-from piagents.ai.retry import RetryPolicy, stream_with_retry
+from piagents.ai.retry import RetryPolicy
 from piagents.harness.abandoned import let_go
 from piagents.harness.events import (
-    AssistantDelta,
-    AssistantRetry,
     Input,
     InputQueued,
     LoopEvent,
@@ -59,15 +45,21 @@ from piagents.harness.events import (
 from piagents.harness.loop_guard import (
     DEFAULT_MAX_MODEL_CALLS,
     RepeatGuard,
-    is_poll,
     model_calls_exhausted,
 )
 from piagents.harness.session import Session
-from piagents.harness.tools.base import Tool, ToolContext, ToolError, ToolResult, spec_of
-from piagents.harness.tools.base import validation_error as tool_validation_error
+from piagents.harness.streaming import stream_response
+from piagents.harness.tool_calls import ABORTED_TOOL_TEXT as ABORTED_TOOL_TEXT
+from piagents.harness.tool_calls import (
+    aborted_message,
+    call_tool,
+    noted,
+    rejected,
+    result_message,
+)
+from piagents.harness.tools.base import Tool, ToolContext, ToolResult, spec_of
 
 QueueMode = Literal["one-at-a-time", "all"]
-ABORTED_TOOL_TEXT = "Tool execution was aborted."
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,11 +101,6 @@ class _Run:
     step: asyncio.Task[AssistantMessage] | None = None
     model_calls: int = 0
     repeats: RepeatGuard = field(default_factory=RepeatGuard)
-
-
-def _result_message(call: ToolCall, result: ToolResult) -> ToolResultMessage:
-    content: tuple[TextContent | ImageContent, ...] = (TextContent(result.text), *result.images)
-    return ToolResultMessage(call.id, call.name, content, result.details, result.is_error)
 
 
 def default_render(inp: Input) -> UserMessage:
@@ -391,51 +378,13 @@ class AgentLoop:
             agent_name=self.agent_name,
             aborted=run.aborted,
         )
-        text: list[str] = []
-        thinking: list[str] = []
-        calls: dict[int, list[str]] = {}  # index -> [id, name, args json]
-        try:
-            async for event in stream_with_retry(provider, request, self.config.retry):
-                if isinstance(event, TextDelta):
-                    text.append(event.text)
-                    self.emit(AssistantDelta("text", event.text))
-                elif isinstance(event, ThinkingDelta):
-                    thinking.append(event.text)
-                    self.emit(AssistantDelta("thinking", event.text))
-                elif isinstance(event, ToolCallDelta):
-                    slot = calls.setdefault(event.index, [event.id, event.name, ""])
-                    slot[0] = slot[0] or event.id
-                    slot[1] = slot[1] or event.name
-                    slot[2] += event.args_fragment
-                    self.emit(AssistantDelta("toolCall", event.args_fragment))
-                elif isinstance(event, StreamRetry):
-                    text.clear()
-                    thinking.clear()
-                    calls.clear()
-                    self.emit(AssistantRetry(event.attempt, event.delay_s, event.error))
-                elif isinstance(event, StreamEnd):
-                    return event.message
-        except asyncio.CancelledError:
-            partial = self._partial(request, text, thinking)
+
+        def keep_partial(partial: AssistantMessage) -> None:
             if not run.abandoned.is_set():
                 self.session.append_message(partial)
                 self.emit(MessageCommitted(partial))
-            raise
-        raise AssertionError("unreachable: stream_with_retry always ends with StreamEnd")
 
-    @staticmethod
-    def _partial(request: ModelRequest, text: list[str], thinking: list[str]) -> AssistantMessage:
-        content: list[AssistantContent] = []
-        if thinking:
-            content.append(ThinkingContent("".join(thinking)))
-        if text:
-            content.append(TextContent("".join(text)))
-        return AssistantMessage(
-            tuple(content),
-            "aborted",
-            provider=request.model.provider,
-            model=request.model.model_id,
-        )
+        return await stream_response(provider, request, self.config.retry, self.emit, keep_partial)
 
     async def _execute_tools(
         self, run: _Run, calls: list[ToolCall], unusable: dict[int, ArgumentProblem]
@@ -447,7 +396,8 @@ class AgentLoop:
         def commit_ready() -> None:
             nonlocal next_to_commit
             while next_to_commit in results and not run.abandoned.is_set():
-                msg = self._guarded(run, calls[next_to_commit], results[next_to_commit])
+                call = calls[next_to_commit]
+                msg = noted(run.repeats, self.tools.get(call.name), call, results[next_to_commit])
                 self.session.append_message(msg)
                 self.emit(MessageCommitted(msg))
                 next_to_commit += 1
@@ -458,7 +408,9 @@ class AgentLoop:
             self.emit(ToolStarted(call))
             problem = unusable.get(index)
             if problem is not None:
-                results[index] = _result_message(call, self._rejected(call, problem))
+                results[index] = result_message(
+                    call, rejected(self.tools.get(call.name), call, problem)
+                )
             else:
                 results[index] = await self._execute_tool(run, call, names)
             commit_ready()
@@ -474,35 +426,14 @@ class AgentLoop:
         except asyncio.CancelledError:
             for i, call in enumerate(calls):
                 if i not in results:
-                    results[i] = ToolResultMessage(
-                        call.id, call.name, (TextContent(ABORTED_TOOL_TEXT),), None, True
-                    )
+                    results[i] = aborted_message(call)
             commit_ready()
             raise
-
-    def _guarded(self, run: _Run, call: ToolCall, msg: ToolResultMessage) -> ToolResultMessage:
-        """One result, in call order, as the repeat guard sees it: noted when it repeats."""
-        polls = is_poll(self.tools.get(call.name), call.args, msg.details)
-        note = run.repeats.observe(call, msg.text, msg.is_error, polls)
-        if note is None:
-            return msg
-        images = tuple(c for c in msg.content if not isinstance(c, TextContent))
-        return msgspec.structs.replace(msg, content=(TextContent(f"{msg.text}\n\n{note}"), *images))
 
     async def _execute_tool(
         self, run: _Run, call: ToolCall, turn_calls: tuple[str, ...]
     ) -> ToolResultMessage:
-        return _result_message(call, await self.run_tool(call, run.aborted, turn_calls))
-
-    def _rejected(self, call: ToolCall, problem: ArgumentProblem) -> ToolResult:
-        """The error for arguments that are not plain JSON, in the tool's own form if it
-        words its errors itself (`reject_arguments(problem, args)`)."""
-        tool = self.tools.get(call.name)
-        reject = getattr(tool, "reject_arguments", None)
-        if reject is not None:
-            rejected: ToolResult = reject(problem, call.args)
-            return rejected
-        return ToolResult(problem.text(call.name), is_error=True)
+        return result_message(call, await self.run_tool(call, run.aborted, turn_calls))
 
     async def run_tool(
         self,
@@ -512,15 +443,6 @@ class AgentLoop:
     ) -> ToolResult:
         """Validate and run one tool call; every failure becomes an error result.
         Arguments that are not plain JSON never reach a tool."""
-        tool = self.tools.get(call.name)
-        if tool is None:
-            return ToolResult(f"Tool {call.name} not found.", is_error=True)
-        unusable = argument_problem(call.args)
-        if unusable is not None:
-            return self._rejected(call, unusable)
-        problem = tool_validation_error(tool, call.args)
-        if problem is not None:
-            return ToolResult(problem, is_error=True)
         ctx = ToolContext(
             cwd=Path(self.session.record.cwd),
             output_dir=self.output_dir,
@@ -529,14 +451,7 @@ class AgentLoop:
             aborted=aborted or asyncio.Event(),
             turn_calls=turn_calls,
         )
-        try:
-            return await tool.execute(call.args, ctx)
-        except ToolError as exc:
-            return ToolResult(str(exc), is_error=True)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            return ToolResult(f"{type(exc).__name__}: {exc}", is_error=True)
+        return await call_tool(self.tools, call, ctx)
 
     # ---- abort & close --------------------------------------------------------
 
