@@ -215,6 +215,32 @@ async def test_the_system_prompt_can_be_replaced_and_extended(home: Path, work: 
     assert "EXTRA-RULE" in rec.calls[0].system_prompt
 
 
+@pytest.mark.parametrize("custom", [None, "You are TEST-BOT."], ids=["default", "replaced"])
+async def test_agents_md_or_claude_md_of_each_directory_down_to_the_cwd_reach_the_prompt(
+    home: Path, tmp_path: Path, custom: str | None
+) -> None:
+    # What the README says: the home's AGENTS.md, then per directory AGENTS.md, else
+    # CLAUDE.md, outermost first; kept when --system-prompt replaces the default body.
+    project = tmp_path / "project"
+    package = project / "package"
+    package.mkdir(parents=True)
+    (project / "AGENTS.md").write_text("OUTER-AGENTS")
+    (project / "CLAUDE.md").write_text("OUTER-CLAUDE")  # shadowed by AGENTS.md beside it
+    (package / "CLAUDE.md").write_text("INNER-CLAUDE")
+    (home / "AGENTS.md").write_text("HOME-AGENTS")
+    rec = Recorder()
+
+    async with piagents.Runtime(home=home, model=FunctionModel(rec), system_prompt=custom) as rt:
+        root = await rt.open_root(cwd=package)
+        await root.prompt("hi")
+
+    prompt = rec.calls[0].system_prompt
+    assert "OUTER-AGENTS" in prompt and "INNER-CLAUDE" in prompt
+    assert prompt.index("OUTER-AGENTS") < prompt.index("INNER-CLAUDE")
+    assert prompt.index("HOME-AGENTS") < prompt.index("OUTER-AGENTS")
+    assert "OUTER-CLAUDE" not in prompt
+
+
 # ---- call_tool -----------------------------------------------------------------------
 
 
@@ -340,6 +366,91 @@ async def test_opening_an_unknown_session_raises_session_not_found(home: Path) -
     async with piagents.Runtime(home=home, model=FunctionModel(Recorder())) as rt:
         with pytest.raises(SessionNotFound):
             await rt.open_root(session="no-such-session")
+
+
+async def test_a_model_given_to_the_runtime_answers_for_a_reopened_session(
+    home: Path, work: Path
+) -> None:
+    async with piagents.Runtime(home=home, model="openai/gpt-5") as rt:
+        root = await rt.open_root(cwd=work)  # recorded at once, never prompted: no key needed
+
+    async with piagents.Runtime(home=home, model=FunctionModel(Recorder("from b"), "b")) as rt:
+        again = await rt.open_root(session=root.id)
+        answer = await again.prompt("hello")
+        record = rt.store.get_session(root.id)
+
+    assert answer == "from b"
+    assert str(again.model) == "faux/b"
+    assert record is not None and record.model == "faux/b"
+
+
+async def test_a_reopened_session_saved_with_one_faux_model_runs_on_another(
+    home: Path, work: Path
+) -> None:
+    async with piagents.Runtime(home=home, model=FunctionModel(Recorder("from a"), "a")) as rt:
+        root = await rt.open_root(cwd=work)
+        await root.prompt("first")
+
+    async with piagents.Runtime(home=home, model=FunctionModel(Recorder("from b"), "b")) as rt:
+        again = await rt.open_root(session=root.id)
+
+        assert str(again.model) == "faux/b"
+        assert await again.prompt("second") == "from b"
+
+
+async def test_a_reopened_session_keeps_its_saved_model_when_none_is_given(
+    home: Path, work: Path
+) -> None:
+    async with piagents.Runtime(home=home, model="openai/gpt-5") as rt:
+        root = await rt.open_root(cwd=work)
+
+    settings = {"defaultModel": "anthropic/claude-sonnet-4-5"}
+    async with piagents.Runtime(home=home, settings=settings) as rt:
+        again = await rt.open_root(session=root.id)
+
+    assert str(again.model) == "openai/gpt-5"
+
+
+async def test_a_thinking_level_given_to_the_runtime_applies_to_a_reopened_session(
+    home: Path, work: Path
+) -> None:
+    async with piagents.Runtime(home=home, model=FunctionModel(Recorder()), thinking="low") as rt:
+        root = await rt.open_root(cwd=work)
+
+    async with piagents.Runtime(home=home, model=FunctionModel(Recorder()), thinking="high") as rt:
+        again = await rt.open_root(session=root.id)
+    async with piagents.Runtime(home=home, model=FunctionModel(Recorder())) as rt:
+        kept = await rt.open_root(session=root.id)
+
+    assert again.thinking == "high"
+    assert kept.thinking == "high"  # recorded with the session
+
+
+async def test_owned_agents_of_a_reopened_tree_run_on_the_runtimes_model(
+    home: Path, work: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "runtime_routes_owned.py").write_text("def r(call):\n    return 'from a'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    async with piagents.Runtime(home=home, model="faux/runtime_routes_owned:r") as rt:
+        root = await rt.open_root(cwd=work)
+        spawned = await root.call_tool(
+            "agent", {"action": "spawn", "name": "w", "message": "first"}
+        )
+        assert not spawned.is_error, spawned.text
+        first = await root.call_tool("agent", {"action": "wait", "timeout": 10})
+        assert "from a" in first.text
+
+    rec = Recorder("from b")
+    async with piagents.Runtime(home=home, model=FunctionModel(rec, "b")) as rt:
+        again = await rt.open_root(session=root.id)
+        sent = await again.call_tool("agent", {"action": "send", "target": "w", "message": "more"})
+        assert not sent.is_error, sent.text
+        res = await again.call_tool("agent", {"action": "wait", "target": "w", "timeout": 10})
+        child = rt.store.get_session(spawned.details["id"])
+
+    assert "from b" in res.text
+    assert [c.agent_name for c in rec.calls] == ["w"]
+    assert child is not None and child.model == "faux/b"
 
 
 async def test_a_root_holds_its_lease_while_open_and_closing_releases_it(

@@ -1,6 +1,6 @@
 """The `pi-agents` command line.
 
-pi-agents -p "prompt"          print the final answer
+pi-agents -p "prompt"          print the final answer (text piped to stdin is appended)
 pi-agents --mode json -p "…"   print every event as one JSON line
 pi-agents sessions             list sessions
 pi-agents export <session>     write a session as Pi-style JSONL
@@ -10,17 +10,21 @@ pi-agents trust [PATH]         use the agent definitions of this project (--list
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from piagents import __version__
+from piagents import __version__, cli_input
 
 if TYPE_CHECKING:
     from piagents.runtime import Runtime
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_STDOUT_CLOSED = 128 + signal.SIGPIPE  # what a shell reports for a process killed by SIGPIPE
 
 
 class CliError(Exception):
@@ -37,7 +41,13 @@ def build_parser() -> argparse.ArgumentParser:
         "`pi-agents export <session> [-o FILE]` writes one as JSONL; "
         "`pi-agents trust [PATH]` trusts a project's agent definitions.",
     )
-    p.add_argument("messages", nargs="*", help="the prompt (several arguments are joined)")
+    p.add_argument(
+        "messages",
+        nargs="*",
+        help="the prompt (several arguments are joined; text piped to standard input is "
+        "appended). A single word close to a command is refused as a mistyped command: "
+        "put -- before a prompt to send it as it is",
+    )
     p.add_argument(
         "-p",
         "--print",
@@ -75,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-SUBCOMMANDS = ("serve", "worker", "sessions", "export", "trust")
+SUBCOMMANDS = (*cli_input.COMMANDS, "worker")
 
 
 def _subcommand_first(args: list[str]) -> list[str]:
@@ -94,29 +104,65 @@ def _subcommand_first(args: list[str]) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = _subcommand_first(list(sys.argv[1:] if argv is None else argv))
     try:
-        if args_list and args_list[0] == "serve":
-            from piagents.serve import main as serve_main
-
-            return serve_main(args_list[1:])
-        if args_list and args_list[0] == "worker":  # hidden: a managed agent's process
-            from piagents.supervision.worker import main as worker_main
-
-            return worker_main(args_list[1:])
-        if args_list and args_list[0] == "sessions":
-            return _sessions(args_list[1:])
-        if args_list and args_list[0] == "export":
-            return _export(args_list[1:])
-        if args_list and args_list[0] == "trust":
-            return _trust(args_list[1:])
-        args = build_parser().parse_args(args_list)
-        import asyncio
-
-        return asyncio.run(_run(args))
+        code = _command(args_list)
+        sys.stdout.flush()  # a closed pipe shows here, not in a flush at exit
+        return code
+    except BrokenPipeError:
+        return stdout_closed()
     except CliError as exc:
         print(f"pi-agents: {exc}", file=sys.stderr)
         return exc.code
     except KeyboardInterrupt:
         return 130
+
+
+def stdout_closed() -> int:
+    """The reader of our output went away (`pi-agents sessions | head`): end quietly,
+    as a process killed by SIGPIPE does, with nothing left to flush at exit."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return EXIT_STDOUT_CLOSED
+
+
+def _command(args_list: list[str]) -> int:
+    if args_list and args_list[0] == "serve":
+        from piagents.serve import main as serve_main
+
+        return serve_main(args_list[1:])
+    if args_list and args_list[0] == "worker":  # hidden: a managed agent's process
+        from piagents.supervision.worker import main as worker_main
+
+        return worker_main(args_list[1:])
+    if args_list and args_list[0] == "sessions":
+        return _sessions(args_list[1:])
+    if args_list and args_list[0] == "export":
+        return _export(args_list[1:])
+    if args_list and args_list[0] == "trust":
+        return _trust(args_list[1:])
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(args_list)
+    # A mistyped command is named before any other complaint, and never sent as a
+    # prompt; but a word with text piped to it is a prompt (`… | pi-agents -p report`).
+    mistake = cli_input.mistyped_command(args.messages, args_list)
+    if unknown and mistake is None:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    try:
+        piped = cli_input.read_piped_stdin(
+            lambda text: print(f"pi-agents: {text}", file=sys.stderr, flush=True)
+        )
+    except cli_input.PipedInputError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from exc
+    if mistake is not None and piped is None:
+        raise CliError(mistake, EXIT_USAGE)
+    if unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    if piped is not None:
+        args.print_mode = True  # the interactive UI needs standard input for the keyboard
+    import asyncio
+
+    return asyncio.run(_run(args, cli_input.prompt_text(args.messages, piped)))
 
 
 def _home(value: str | None) -> Path:
@@ -145,6 +191,7 @@ def _sessions(argv: list[str]) -> int:
     store = _open_store(_home(args.home))
     try:
         rows = store.list_sessions(roots_only=not args.all)
+        prompts = store.latest_requests([r.id for r in rows])
     finally:
         store.close()
     if not rows:
@@ -153,14 +200,26 @@ def _sessions(argv: list[str]) -> int:
     # Columns as wide as their longest value, so a long name or model never shifts the rest.
     name_w = max(16, *(len(r.name or "-") for r in rows))
     model_w = max(28, *(len(r.model or "-") for r in rows))
-    print(f"{'ID':<36}  {'NAME':<{name_w}}  {'UPDATED':<16}  {'MODEL':<{model_w}}  CWD")
+    cwd_w = max(len(r.cwd) for r in rows)
+    print(
+        f"{'ID':<36}  {'NAME':<{name_w}}  {'UPDATED':<16}  {'MODEL':<{model_w}}  "
+        f"{'CWD':<{cwd_w}}  PROMPT"
+    )
     for r in rows:
         updated = datetime.datetime.fromtimestamp(r.updated / 1000).strftime("%Y-%m-%d %H:%M")
+        latest = prompts.get(r.id)
         print(
             f"{r.id:<36}  {(r.name or '-'):<{name_w}}  {updated:<16}  "
-            f"{(r.model or '-'):<{model_w}}  {r.cwd}"
+            f"{(r.model or '-'):<{model_w}}  {r.cwd:<{cwd_w}}  "
+            f"{one_line(latest[1]) if latest else '-'}"
         )
     return EXIT_OK
+
+
+def one_line(text: str, width: int = 60) -> str:
+    """`text` on one line, cut to `width` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def _export(argv: list[str]) -> int:
@@ -185,8 +244,13 @@ def _export(argv: list[str]) -> int:
             export_jsonl(store, session_id, sys.stdout)
     except SessionNotFound as exc:
         raise CliError(str(exc)) from exc
+    except BrokenPipeError:
+        if args.output:
+            raise CliError(f"cannot write {args.output}: the pipe was closed") from None
+        raise  # standard output's reader went away: main ends quietly
     except OSError as exc:
-        raise CliError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
+        target = args.output or "standard output"
+        raise CliError(f"cannot write {target}: {exc.strerror or exc}") from exc
     finally:
         store.close()
     return EXIT_OK
@@ -218,6 +282,8 @@ def _trust(argv: list[str]) -> int:
             print(f"No longer trusted: {trust.canonical(args.remove)}")
         else:
             print(f"Trusted: {trust.trust(home, args.path or Path.cwd())}")
+    except BrokenPipeError:
+        raise  # standard output's reader went away: main ends quietly
     except (trust.TrustError, OSError) as exc:
         raise CliError(str(exc)) from exc
     return EXIT_OK
@@ -234,13 +300,12 @@ def _resolve_session(store: Any, text: str) -> str:
     raise CliError(f"{text!r} matches {len(matches)} sessions; give more of the id.")
 
 
-async def _run(args: argparse.Namespace) -> int:
+async def _run(args: argparse.Namespace, prompt: str) -> int:
     from piagents.agent import RunFailed
     from piagents.ai.registry import ProviderConfigError
     from piagents.runtime import Runtime
     from piagents.store.base import StoreError
 
-    prompt = " ".join(args.messages).strip()
     if not prompt:
         if args.print_mode:
             raise CliError('no prompt given: run `pi-agents -p "your prompt"`', EXIT_USAGE)
@@ -282,8 +347,7 @@ async def _run(args: argparse.Namespace) -> int:
                 answer = await root.prompt(prompt)
                 if runtime.supervisor.face(root.session.record) == "supervision":
                     answer = await settled_answer(runtime, root, answer)
-                print(answer)
-                return EXIT_OK
+                return _print_answer(answer)
             except CliError as exc:
                 failure = exc
             except (RunFailed, StoreError, ProviderConfigError, ValueError) as exc:
@@ -292,6 +356,14 @@ async def _run(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from exc
     assert failure is not None
     raise failure
+
+
+def _print_answer(answer: str) -> int:
+    try:
+        print(answer, flush=True)
+    except BrokenPipeError:
+        return stdout_closed()
+    return EXIT_OK
 
 
 def _check_tool_names(names: list[str]) -> None:
@@ -314,6 +386,11 @@ async def _open(runtime: Runtime, args: argparse.Namespace) -> Any:
         session = _resolve_session(runtime.store, session)
     elif args.continue_:
         session = runtime.latest_session(Path.cwd())
+        if session is None:
+            raise CliError(
+                f"no earlier session in {Path.cwd()} to continue: leave out --continue to "
+                "start one, or give --session ID (`pi-agents sessions` lists them)"
+            )
     model = args.model or (None if session else runtime.default_model)
     ref = ModelRef.parse(model) if model else None
     if ref is not None:
@@ -340,25 +417,45 @@ async def _open(runtime: Runtime, args: argparse.Namespace) -> Any:
 
 
 async def _run_json(root: Any, prompt: str) -> int:
+    import asyncio
     import json
 
     from piagents.harness.events import event_to_json
 
-    def emit(event: Any) -> None:
-        sys.stdout.write(json.dumps(event_to_json(event)) + "\n")
-        sys.stdout.flush()
+    closed = asyncio.Event()  # the reader of our output went away
 
-    sys.stdout.write(
-        json.dumps({"type": "session", "id": root.id, "cwd": root.cwd, "model": str(root.model)})
-        + "\n"
-    )
-    root.loop.listeners.append(emit)
-    outcome = await root.prompt_outcome(prompt)
+    def emit(line: dict[str, Any]) -> None:
+        if closed.is_set():
+            return
+        try:
+            sys.stdout.write(json.dumps(line) + "\n")
+            sys.stdout.flush()
+        except BrokenPipeError:
+            stdout_closed()
+            closed.set()
+
+    emit({"type": "session", "id": root.id, "cwd": root.cwd, "model": str(root.model)})
+    if closed.is_set():
+        return EXIT_STDOUT_CLOSED  # before anything was sent to the model
+    root.loop.listeners.append(lambda event: emit(event_to_json(event)))
+    run = asyncio.ensure_future(root.prompt_outcome(prompt))
+    gone = asyncio.ensure_future(closed.wait())
+    await asyncio.wait({run, gone}, return_when=asyncio.FIRST_COMPLETED)
+    gone.cancel()
+    if closed.is_set():
+        # Nobody reads the events: stop the turn, as SIGPIPE would stop the process.
+        if not run.done():
+            await root.abort()
+        await run
+        return EXIT_STDOUT_CLOSED
+    outcome = run.result()
     runtime = root.runtime
     if runtime.supervisor.face(root.session.record) == "supervision":
         from piagents.supervision.settle import settled_answer
 
         await settled_answer(runtime, root, outcome.answer)  # results start more turns
+    if closed.is_set():
+        return EXIT_STDOUT_CLOSED
     return EXIT_OK if outcome.status == "completed" else EXIT_FAILED
 
 

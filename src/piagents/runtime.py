@@ -72,10 +72,13 @@ class Runtime:
         if self.settings.errors:
             raise SettingsError("\n".join(self.settings.errors))
         function_model = model if isinstance(model, FunctionModel) else None
-        if function_model is not None:
-            self.default_model: str | None = f"faux/{function_model.model_id}"
-        else:
-            self.default_model = model if isinstance(model, str) else default_model(self.settings)
+        # A model given here beats the saved one of every session this runtime reopens.
+        self.explicit_model: str | None = (
+            f"faux/{function_model.model_id}"
+            if function_model is not None
+            else (model if isinstance(model, str) and model else None)
+        )
+        self.default_model: str | None = self.explicit_model or default_model(self.settings)
         self.default_thinking: ThinkingLevel = (
             parse_thinking_level(thinking) if thinking else self.settings.default_thinking
         )
@@ -235,7 +238,7 @@ class Runtime:
             self.store.acquire_lease(session, self.holder)
             try:
                 s = Session.load(self.store, session)
-                agent = self._load(s, model=model, thinking=thinking)
+                agent = self._load(s, model=model, thinking=thinking, reopened=True)
             except BaseException:
                 self.store.release_lease(session, self.holder)
                 raise
@@ -273,8 +276,17 @@ class Runtime:
         return self.default_thinking
 
     def _load(
-        self, session: Session, *, model: str | None = None, thinking: str | None = None
+        self,
+        session: Session,
+        *,
+        model: str | None = None,
+        thinking: str | None = None,
+        reopened: bool = False,
     ) -> Agent:
+        """Load `session`; a session `reopened` from the store runs on the model and
+        thinking level given to this runtime, if any, instead of its saved ones."""
+        if reopened:
+            model = model or self.explicit_model
         ref = self._model_ref(model or session.record.model or None)
         if ref is None:
             raise ProviderConfigError(NO_MODEL)
@@ -282,6 +294,8 @@ class Runtime:
             session.set_model(str(ref))  # a model chosen at reopen is kept with the session
         if thinking is None and model is not None and ref.thinking is not None:
             thinking = ref.thinking  # `provider/model:level` chosen now beats the saved level
+        if thinking is None and reopened:
+            thinking = self._thinking_given
         level = self._thinking(thinking or session.record.thinking, ref)
         if level != session.record.thinking:
             session.set_thinking(level)
@@ -359,11 +373,11 @@ class Runtime:
             root = self.agents.get(record.root_id or "")
             if root is None:
                 raise AgentCallError(texts.no_match(record.id))
-            return self._load(Session.load(self.store, record.id))
+            return self._load(Session.load(self.store, record.id), reopened=True)
         assert self.holder is not None
         self.store.acquire_lease(record.id, self.holder)
         try:
-            agent = self._load(Session.load(self.store, record.id))
+            agent = self._load(Session.load(self.store, record.id), reopened=True)
         except BaseException:
             self.store.release_lease(record.id, self.holder)
             raise
@@ -444,7 +458,7 @@ class Runtime:
             tools=tools,
             cwd=cwd,
             now=datetime.datetime.now().astimezone(),
-            context_files=find_context_files(cwd) if cwd.exists() else [],
+            context_files=find_context_files(cwd, self.home) if cwd.exists() else [],
             custom=self.custom_system_prompt,
             append=self.append_system_prompt,
         )

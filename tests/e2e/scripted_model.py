@@ -124,3 +124,16 @@ async def abandons_a_stuck_worker(call: ModelCall) -> str | Reply:
         return Reply(tool_calls=[ToolCall("agent", spawn)])
     await _stuck().wait()
     return "root done"
+
+
+async def gated_tool_then_slow(call: ModelCall) -> str | Reply:
+    """Mark that the run started ($SCRIPTED_STARTED), wait until the file $SCRIPTED_GO
+    exists, call bash once, then sleep $SCRIPTED_SLEEP seconds before answering."""
+    if not _tool_results(call):
+        Path(os.environ["SCRIPTED_STARTED"]).write_text(str(os.getpid()), encoding="utf-8")
+        go = Path(os.environ["SCRIPTED_GO"])
+        while not go.exists():
+            await asyncio.sleep(0.02)
+        return Reply(tool_calls=[ToolCall("bash", {"command": "true"})])
+    await asyncio.sleep(float(os.environ.get("SCRIPTED_SLEEP", "0")))
+    return "slept"

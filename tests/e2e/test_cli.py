@@ -56,24 +56,36 @@ class Cli:
         return [*pi_agents_command(), *args, *home]
 
     def run(
-        self, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+        self,
+        *args: str,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+        stdin: str | None = None,
+        stdout: int = subprocess.PIPE,
+        shell_prefix: tuple[str, ...] = (),
     ) -> subprocess.CompletedProcess[str]:
+        """Run the command; `stdin` is text piped to it (default: /dev/null), `stdout`
+        where its output goes, `shell_prefix` a wrapper such as `sh -c 'exec "$@" <&-'`."""
         return subprocess.run(
-            self._argv(args),
+            [*shell_prefix, *self._argv(args)],
             cwd=cwd or self.cwd,
             env={**self.env, **(env or {})},
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
+            stdin=subprocess.DEVNULL if stdin is None else None,
+            input=stdin,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
             text=True,
             timeout=RUN_TIMEOUT,
         )
 
-    def start(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    def start(
+        self, *args: str, env: dict[str, str] | None = None, stdin: int = subprocess.DEVNULL
+    ) -> subprocess.Popen[str]:
         return subprocess.Popen(
             self._argv(args),
             cwd=self.cwd,
             env={**self.env, **(env or {})},
-            stdin=subprocess.DEVNULL,
+            stdin=stdin,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -161,6 +173,119 @@ def test_version_prints_the_version_and_exits_zero(cli: Cli) -> None:
     assert result.stdout.strip() == f"pi-agents {piagents.__version__}"
 
 
+# ---- the prompt: words and standard input ------------------------------------
+
+
+def test_a_prompt_piped_to_standard_input_is_sent_to_the_model(cli: Cli) -> None:
+    result = ok(cli.prompt("history", "-p", stdin="what is in this directory?\n"))
+
+    assert json.loads(result.stdout) == [["user", "what is in this directory?"]]
+
+
+def test_piped_input_is_appended_to_the_prompt_given(cli: Cli) -> None:
+    result = ok(cli.prompt("history", "-p", "summarise this log", stdin="line one\nline two\n"))
+
+    assert json.loads(result.stdout) == [["user", "summarise this log\n\nline one\nline two"]]
+
+
+def test_piped_input_without_print_flag_runs_in_print_mode(cli: Cli) -> None:
+    result = ok(cli.prompt("history", stdin="hello over a pipe"))
+
+    assert json.loads(result.stdout) == [["user", "hello over a pipe"]]
+
+
+def test_empty_piped_input_is_no_prompt(cli: Cli) -> None:
+    result = failed(cli.prompt("hello", "-p", stdin="  \n"))
+
+    assert result.returncode == 2
+    assert "no prompt" in result.stderr
+
+
+def test_a_closed_standard_input_is_no_input_and_never_blocks(cli: Cli) -> None:
+    closed = ("sh", "-c", 'exec "$@" <&-', "sh")
+
+    result = ok(cli.prompt("history", "-p", "hi", shell_prefix=closed))
+
+    assert json.loads(result.stdout) == [["user", "hi"]]
+
+
+def test_a_terminal_on_standard_input_is_not_read(cli: Cli) -> None:
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        proc = cli.start("--model", route("history"), "-p", "hi", stdin=follower)
+        out, err = proc.communicate(timeout=RUN_TIMEOUT)
+    finally:
+        os.close(leader)
+        os.close(follower)
+
+    assert proc.returncode == 0, err
+    assert json.loads(out) == [["user", "hi"]]
+
+
+def test_a_slow_pipe_is_waited_for_and_the_wait_is_explained(cli: Cli) -> None:
+    proc = cli.start("--model", route("history"), "-p", "review", stdin=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stderr is not None and proc.stdout is not None
+    try:
+        notice = proc.stderr.readline()  # nothing arrived yet: it says what it waits for
+        assert "standard input" in notice and "/dev/null" in notice, notice
+        proc.stdin.write("the late part\n")
+        proc.stdin.close()
+        out, err = proc.stdout.read(), proc.stderr.read()  # to the end: the process ended
+        proc.wait(timeout=RUN_TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+    assert proc.returncode == 0, err
+    assert json.loads(out) == [["user", "review\n\nthe late part"]]
+
+
+@pytest.mark.parametrize(
+    ("argv", "suggested"),
+    [
+        pytest.param(("sessoins",), "pi-agents sessions", id="sessoins"),
+        pytest.param(("sessoins", "--all"), "pi-agents sessions", id="with-an-option"),
+        pytest.param(("exprot",), "pi-agents export", id="exprot"),
+        pytest.param(("--mode", "text", "trsut"), "pi-agents trust", id="after-options"),
+        pytest.param(("-p", "sessions"), "pi-agents sessions", id="a-command-not-first"),
+    ],
+)
+def test_a_mistyped_command_is_a_usage_error_and_reaches_no_model(
+    cli: Cli, argv: tuple[str, ...], suggested: str
+) -> None:
+    result = failed(cli.run(*argv, "--model", route("hello")))
+
+    assert result.returncode == 2
+    assert suggested in result.stderr
+    assert "-- " in result.stderr  # how to send the word as a prompt after all
+    assert result.stdout == ""
+    assert cli.session_ids() == []
+
+
+def test_a_command_word_after_double_dash_is_a_prompt(cli: Cli) -> None:
+    cli.home_first = True  # everything after `--` is the prompt
+
+    result = ok(cli.prompt("history", "-p", "--", "sessions"))
+
+    assert json.loads(result.stdout) == [["user", "sessions"]]
+
+
+def test_a_command_like_word_with_piped_input_is_a_prompt(cli: Cli) -> None:
+    result = ok(cli.prompt("history", "-p", "report", stdin="the log\n"))
+
+    assert json.loads(result.stdout) == [["user", "report\n\nthe log"]]
+
+
+@pytest.mark.parametrize("prompt", ["hello", "test", "server logs are noisy"])
+def test_a_word_that_is_not_near_a_command_is_a_prompt(cli: Cli, prompt: str) -> None:
+    result = ok(cli.prompt("history", *prompt.split()))
+
+    assert json.loads(result.stdout) == [["user", prompt]]
+
+
 # ---- sessions ---------------------------------------------------------------
 
 
@@ -179,11 +304,20 @@ def test_continue_resumes_the_latest_session_of_this_directory(cli: Cli, tmp_pat
     assert len(cli.session_ids()) == 2
 
 
-def test_continue_without_an_earlier_session_starts_a_new_one(cli: Cli) -> None:
-    result = ok(cli.prompt("history", "-c", "-p", "hello"))
+def test_continue_without_an_earlier_session_says_so_and_sends_nothing(
+    cli: Cli, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    ok(cli.prompt("history", "-p", "a session in another directory", cwd=elsewhere))
 
-    assert json.loads(result.stdout) == [["user", "hello"]]
-    assert len(cli.session_ids()) == 1
+    result = failed(cli.prompt("history", "-c", "-p", "hello"))
+
+    assert result.returncode == 1
+    assert "no earlier session" in result.stderr
+    assert str(cli.cwd) in result.stderr
+    assert result.stdout == ""
+    assert len(cli.session_ids()) == 1  # only the other directory's
 
 
 def test_session_flag_resumes_that_session_by_id_or_unique_prefix(cli: Cli) -> None:
@@ -217,12 +351,25 @@ def test_sessions_lists_each_session_with_its_id_cwd_and_model(cli: Cli) -> None
 
     listing = ok(cli.run("sessions")).stdout.splitlines()
 
-    assert listing[0].split() == ["ID", "NAME", "UPDATED", "MODEL", "CWD"]
+    assert listing[0].split() == ["ID", "NAME", "UPDATED", "MODEL", "CWD", "PROMPT"]
     assert len(listing) == 2
     row = listing[1]
     assert row.split()[0] == session_id
     assert route("hello") in row.split()
-    assert row.endswith(str(cli.cwd.resolve()))
+    assert str(cli.cwd.resolve()) in row.split()
+
+
+def test_sessions_shows_each_sessions_latest_prompt_on_one_line(cli: Cli) -> None:
+    ok(cli.prompt("hello", "-p", "the first question"))
+    ok(cli.prompt("hello", "--continue", "-p", "and then\na second,   longer one"))
+    ok(cli.prompt("hello", "-p", "x" * 200, cwd=cli.cwd))
+
+    rows = ok(cli.run("sessions")).stdout.splitlines()[1:]
+
+    newest, older = rows
+    assert newest.endswith("  " + "x" * 59 + "…")
+    assert older.endswith("  and then a second, longer one")
+    assert "the first question" not in older
 
 
 def test_sessions_on_an_empty_home_says_so(cli: Cli) -> None:
@@ -323,6 +470,102 @@ def test_export_of_an_unknown_session_fails_clearly(cli: Cli) -> None:
     result = failed(cli.run("export", "nope"))
 
     assert "No session matches 'nope'" in result.stderr
+
+
+# ---- output into a closed pipe ------------------------------------------------
+
+
+@pytest.fixture
+def closed_pipe() -> Iterator[int]:
+    """The write end of a pipe whose reader is gone, as `| head` leaves it once done."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    yield write_end
+    os.close(write_end)
+
+
+def quiet_end(result: subprocess.CompletedProcess[str]) -> None:
+    assert result.returncode == 128 + signal.SIGPIPE, result.stderr
+    assert result.stderr == "", result.stderr
+
+
+@pytest.mark.parametrize("argv", [("sessions",), ("trust", "--list")], ids=" ".join)
+def test_a_listing_into_a_closed_pipe_ends_quietly(
+    cli: Cli, closed_pipe: int, argv: tuple[str, ...]
+) -> None:
+    ok(cli.prompt("hello", "-p", "hi"))
+
+    quiet_end(cli.run(*argv, stdout=closed_pipe))
+
+
+def test_export_into_a_closed_pipe_ends_quietly(cli: Cli, closed_pipe: int) -> None:
+    session_id = json_lines(ok(cli.prompt("shell", "--mode", "json", "-p", "x")).stdout)[0]["id"]
+    assert isinstance(session_id, str)
+
+    quiet_end(cli.run("export", session_id, stdout=closed_pipe))
+
+
+def test_an_answer_into_a_closed_pipe_ends_quietly(cli: Cli, closed_pipe: int) -> None:
+    quiet_end(cli.prompt("hello", "-p", "hi", stdout=closed_pipe))
+
+    assert len(cli.session_ids()) == 1  # the run itself was done and recorded
+
+
+def test_json_events_into_a_closed_pipe_end_quietly_before_the_model_is_called(
+    cli: Cli, closed_pipe: int, tmp_path: Path
+) -> None:
+    started = tmp_path / "started"
+
+    quiet_end(
+        cli.prompt(
+            "slow",
+            "--mode",
+            "json",
+            "-p",
+            "hi",
+            stdout=closed_pipe,
+            env={"SCRIPTED_SLEEP": "60", "SCRIPTED_STARTED": str(started)},
+        )
+    )
+
+    assert not started.exists()
+
+
+def test_json_events_into_a_pipe_closed_mid_run_stop_the_turn(cli: Cli, tmp_path: Path) -> None:
+    started, go = tmp_path / "started", tmp_path / "go"
+    read_end, write_end = os.pipe()
+    proc = subprocess.Popen(
+        cli._argv(("--model", route("gated_tool_then_slow"), "--mode", "json", "-p", "x")),
+        cwd=cli.cwd,
+        env={
+            **cli.env,
+            "SCRIPTED_STARTED": str(started),
+            "SCRIPTED_GO": str(go),
+            "SCRIPTED_SLEEP": "60",  # beyond RUN_TIMEOUT: only a stopped turn ends in time
+        },
+        stdin=subprocess.DEVNULL,
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    os.close(write_end)
+    try:
+        with os.fdopen(read_end, encoding="utf-8") as reader:
+            assert json.loads(reader.readline())["type"] == "session"
+            deadline = time.monotonic() + RUN_TIMEOUT
+            while not started.exists():
+                assert proc.poll() is None, proc.communicate()
+                assert time.monotonic() < deadline, "the model was never called"
+                time.sleep(0.05)
+        go.write_text("")  # the reader is gone: the tool's events cannot be written
+        _, err = proc.communicate(timeout=RUN_TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+    assert proc.returncode == 128 + signal.SIGPIPE, err
+    assert err == ""
 
 
 # ---- what the model is offered -----------------------------------------------

@@ -1,12 +1,17 @@
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from piagents.harness.system_prompt import build_system_prompt, find_context_files
+from piagents.harness.system_prompt import (
+    CONTEXT_FILE_LIMIT_BYTES,
+    build_system_prompt,
+    find_context_files,
+)
 from piagents.harness.tools.base import ToolContext, ToolResult
 
 NOW = datetime(2026, 1, 5, 14, 3, 9, tzinfo=UTC)
@@ -206,3 +211,20 @@ def test_a_naive_time_is_shown_without_a_zone() -> None:
     text = prompt(now=datetime(2025, 12, 24, 9, 0, 0))
 
     assert "Current date and time: Wednesday, December 24, 2025, 09:00:00\n" in text
+
+
+def test_an_instruction_file_that_is_a_fifo_or_a_directory_is_skipped_without_blocking(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    os.mkfifo(project / "AGENTS.md")  # opening it for reading would wait for a writer
+    (project / "CLAUDE.md").write_text("claude")
+    (tmp_path / "AGENTS.md").mkdir()
+    assert under(tmp_path, find_context_files(project)) == [(project / "CLAUDE.md", "claude")]
+
+
+def test_a_huge_instruction_file_is_cut_at_its_limit(tmp_path: Path) -> None:
+    (tmp_path / "AGENTS.md").write_text("x" * (CONTEXT_FILE_LIMIT_BYTES * 4))
+    [(_, text)] = under(tmp_path, find_context_files(tmp_path))
+    assert text == "x" * CONTEXT_FILE_LIMIT_BYTES + "\n[AGENTS.md cut at 256 KiB]"

@@ -100,6 +100,16 @@ def test_sessions_list_newest_first_and_filter_by_cwd_and_roots(store):
     assert [r.id for r in store.list_sessions(roots_only=True)] == ["b", "a"]
 
 
+def test_sessions_made_in_the_same_millisecond_list_newest_first(store):
+    store.create_session(SessionRecord(id="r", cwd="/"))
+    for name in ("a", "c", "b"):
+        store.create_session(
+            SessionRecord(id=name, cwd="/", owner_id="r", root_id="r", created=5, updated=5)
+        )
+    assert [s.id for s in store.list_sessions(root_id="r")] == ["b", "c", "a"]
+    assert [s.id for s in store.list_sessions(owner_id="r")] == ["b", "c", "a"]
+
+
 def test_a_file_that_is_not_sqlite_is_refused_and_left_untouched(tmp_path):
     path = tmp_path / "store.db"
     path.write_bytes(b"hello, I am a text file" * 10)

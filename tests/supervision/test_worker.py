@@ -41,9 +41,14 @@ def workers() -> Iterator[list[int]]:
     pids: list[int] = []
     yield pids
     for pid in pids:
-        if lease.presence(LeaseHolder(pid, _host(), "", lease.process_start_time(pid))) != "gone":
+        if not process_gone(pid):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
+
+
+def process_gone(pid: int) -> bool:
+    """What a restarted lead will find: the process is proven gone."""
+    return lease.presence(LeaseHolder(pid, _host(), "", lease.process_start_time(pid))) == "gone"
 
 
 def _host() -> str:
@@ -380,14 +385,18 @@ async def test_a_worker_killed_with_its_lead_is_lost_once_with_transcript_and_cl
 
     store = SQLiteStore(home / "store.db")
     try:
-        deadline = time.monotonic() + 20
-        while not store.entries(details["session"]) or store.get_generation(request).token is None:
-            assert time.monotonic() < deadline
-            await asyncio.sleep(0.05)
-        await asyncio.sleep(0.5)  # the bash call is recorded
+        await until(
+            lambda: (
+                store.get_generation(request).token is not None
+                and "sleep 30" in repr(store.entries(details["session"]))
+            )
+        )  # the worker is running and its bash call is recorded
     finally:
         store.close()
-    os.killpg(details["startup"]["pid"], signal.SIGKILL)
+    worker = details["startup"]["pid"]
+    os.killpg(worker, signal.SIGKILL)
+    # SIGKILL is delivered asynchronously: until the worker has died it is still alive.
+    await until(lambda: process_gone(worker))
     async with piagents.Runtime(home, model=MODEL, settings=_settings()) as rt:
         lead = await rt.open_root(session=lead_id)
         assert generation(rt, request).state == "lost"
@@ -741,12 +750,12 @@ async def test_a_lead_killed_before_its_worker_started_finds_it_lost_and_the_lat
     async with piagents.Runtime(home, model=MODEL, settings=_settings()) as rt:
         opened = await rt.open_root(session=g.root_id)
         assert generation(rt, g.id).state == "lost"
-        await asyncio.sleep(3)  # the worker has started by now, and given up
+        log = next(home.glob("runs/*/worker.log"))
+        # The late worker starts, finds its generation taken, and gives up.
+        await until(lambda: "was ended or taken before the worker started" in log.read_text())
         g = generation(rt, g.id)
         assert (g.state, g.outcome) == ("lost", None)
         assert g.pid == lead.pid  # never replaced by the worker's own record
-        log = next(home.glob("runs/*/worker.log")).read_text()
-        assert "was ended or taken before the worker started" in log
         lost = results_for(rt, opened, g.id)
         assert len(lost) == 1 and "lost" in lost[0].text
 

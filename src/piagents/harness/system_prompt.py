@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -17,11 +19,33 @@ INTRO = (
 )
 
 
+# A project's instruction file beyond this is cut: a hostile or generated file must not
+# fill the context (or the memory) before the first model call.
+CONTEXT_FILE_LIMIT_BYTES = 256 * 1024
+
+
 def _read(path: Path) -> str | None:
+    """The text of a regular file, bounded; None for anything else (a FIFO would block,
+    a device or procfs file has no honest size) and for text that is not UTF-8."""
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
         return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = os.read(fd, CONTEXT_FILE_LIMIT_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(data) <= CONTEXT_FILE_LIMIT_BYTES:
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    text = data[:CONTEXT_FILE_LIMIT_BYTES].decode("utf-8", errors="ignore")
+    return text + f"\n[{path.name} cut at {CONTEXT_FILE_LIMIT_BYTES // 1024} KiB]"
 
 
 def _context_file_in(directory: Path) -> tuple[Path, str] | None:

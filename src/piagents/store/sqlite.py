@@ -347,7 +347,8 @@ class SQLiteStore:
             where.append("owner_id IS NULL")
         if where:
             sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY updated DESC, created DESC"
+        # rowid breaks ties: two sessions made in the same millisecond come newest first.
+        sql += " ORDER BY updated DESC, created DESC, rowid DESC"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         rows = self._read(lambda db: db.execute(sql, args).fetchall())
