@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
+from loopback import LoopbackServer, Stream, collect, sse
+from provider_cases import READ_TOOL, asker, final
 
 from piagents.ai._sdk import parse_args
 from piagents.ai.arguments import MAX_DEPTH, argument_problem, loads_arguments
+from piagents.ai.messages import ToolCall
+from piagents.ai.openai_completions import OpenAICompletionsProvider
 
 
 def nested(depth: int) -> object:
@@ -80,3 +85,34 @@ def test_parsed_plain_arguments_come_back_as_they_are() -> None:
         "limit": 5,
         "offset": 1.5,
     }
+
+
+async def test_a_provider_reads_a_models_unusable_arguments_as_none(server: LoopbackServer) -> None:
+    """Chat Completions over the loopback server: arguments nested 5,000 deep, as a model
+    could stream them, give a call with no arguments, not a RecursionError."""
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return sse({"id": "c1", "object": "chat.completion.chunk", "choices": [choice]})
+
+    deep = '{"path": ' + "[" * 5000 + "]" * 5000 + "}"
+    call = {"index": 0, "id": "call_1", "type": "function"}
+    server.reply(
+        Stream(
+            [
+                chunk({"role": "assistant", "content": ""}),
+                chunk({"tool_calls": [{**call, "function": {"name": "read", "arguments": ""}}]}),
+                chunk({"tool_calls": [{"index": 0, "function": {"arguments": deep}}]}),
+                chunk({}, "tool_calls"),
+                sse("[DONE]"),
+            ]
+        )
+    )
+    provider = OpenAICompletionsProvider(
+        "local", base_url=server.url + "/v1", api_key="k", headers={}
+    )
+    try:
+        events = await collect(provider.stream(asker("local/qwen3-coder")(tools=(READ_TOOL,))))
+    finally:
+        await provider.aclose()
+    assert final(events).tool_calls == [ToolCall("read", {}, "call_1")]
