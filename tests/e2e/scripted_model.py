@@ -137,3 +137,8 @@ async def gated_tool_then_slow(call: ModelCall) -> str | Reply:
         return Reply(tool_calls=[ToolCall("bash", {"command": "true"})])
     await asyncio.sleep(float(os.environ.get("SCRIPTED_SLEEP", "0")))
     return "slept"
+
+
+def lists_forever(call: ModelCall) -> Reply:
+    """Calls `ls` with the same arguments every time, as a stuck small model does."""
+    return Reply(tool_calls=[ToolCall("ls", {})])

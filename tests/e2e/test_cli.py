@@ -827,3 +827,11 @@ def test_print_mode_exits_after_printing_when_an_owned_agents_turn_is_abandoned(
     assert out.stdout == "root done\n"
     assert "did not stop within 0.1 s" in out.stderr
     assert "Traceback" not in out.stderr and "error occurred" not in out.stderr
+
+
+def test_a_model_repeating_the_same_call_is_stopped_with_a_clear_message(cli: Cli) -> None:
+    result = failed(cli.prompt("lists_forever", "-p", "look around"))
+    assert result.stderr.strip() == (
+        "pi-agents: Stopped: the model called ls 5 times in a row with the same arguments "
+        "and got the same result each time. Send a message to go on from here."
+    )
