@@ -4,8 +4,8 @@ Two guards, as the best coding agents have them: a bound on the model calls of
 one run, and a stop to the same tool call made again and again with the same
 result (a model that lists the same directory 57 times is not making
 progress). The third identical call in a row is told so in its result; the
-fifth ends the run. Calls a tool calls polls (a `wait` whose Agents are still
-working) may repeat freely: the world they look at is changing.
+fifth ends the run. A call its tool says was a poll (a `wait` whose Agents are
+still working) may repeat freely: what it looks at is changing.
 
 The texts are model- and user-facing; they are built here by pure functions.
 """
