@@ -18,6 +18,7 @@ from typing import Any, Literal, cast
 from piagents.ai.model_options import PROVIDER_KEYS, ProviderOptions, parse_provider_options
 from piagents.ai.models import THINKING_LEVELS, ThinkingLevel
 from piagents.ai.retry import RetryPolicy
+from piagents.harness.loop_guard import DEFAULT_MAX_MODEL_CALLS
 
 ProviderApi = Literal["openai-completions", "openai-responses", "anthropic-messages"]
 PROVIDER_APIS = ("openai-completions", "openai-responses", "anthropic-messages")
@@ -61,6 +62,7 @@ class AgentsSettings:
     max_outstanding: int = 8
     extensions: tuple[str, ...] = ()
     abort_timeout_ms: int = 10_000
+    max_model_calls_per_run: int = DEFAULT_MAX_MODEL_CALLS  # the loop guard's bound
     agent_api: Literal["agents", "supervision"] = "agents"
     # The supervision face. Placement None: `process` on the command line, `inline` in the SDK.
     spawn_placement: Placement | None = None
@@ -268,6 +270,7 @@ AGENTS_KEYS = {
     "maxOutstanding",
     "extensions",
     "abortTimeoutMs",
+    "maxModelCallsPerRun",
     "agentApi",
     "spawnPlacement",
     "contextRetirement",
@@ -303,6 +306,12 @@ def _agents(r: _Reader, raw: Mapping[str, Any]) -> AgentsSettings:
         extensions=extensions,
         abort_timeout_ms=r.positive_int(
             raw, "abortTimeoutMs", d.abort_timeout_ms, "pi-agents.abortTimeoutMs"
+        ),
+        max_model_calls_per_run=r.positive_int(
+            raw,
+            "maxModelCallsPerRun",
+            d.max_model_calls_per_run,
+            "pi-agents.maxModelCallsPerRun",
         ),
         agent_api=cast(
             Literal["agents", "supervision"],

@@ -347,6 +347,7 @@ class Runtime:
                 steering_mode=self.settings.steering_mode,
                 follow_up_mode=self.settings.follow_up_mode,
                 retry=self.settings.retry,
+                max_model_calls=self.settings.agents.max_model_calls_per_run,
             ),
             hooks=LoopHooks(
                 before_model_call=auto_compaction(

@@ -46,7 +46,10 @@ async def main(home, cwd, name, ready, log, stop):
             await root.call_tool("agent", {"action": "spawn", "name": "stuck", "message": "go"})
             while not Path(log).exists() or "stuck started" not in Path(log).read_text():
                 await asyncio.sleep(0.01)
-        Path(ready).write_text(root.id)
+        # Whole or not at all: the test reads the file as soon as it exists.
+        partial = Path(ready + ".partial")
+        partial.write_text(root.id)
+        partial.replace(ready)
         while not Path(stop).exists():
             await asyncio.sleep(0.05)
 

@@ -4,6 +4,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from agent_support import Gate, runtime, spawn, until
 
 import piagents
 from piagents.testing import FunctionModel, Reply, ToolCall
@@ -11,25 +12,6 @@ from piagents.testing import FunctionModel, Reply, ToolCall
 
 def user_texts(call):
     return [m.text for m in call.messages if m.role == "user"]
-
-
-def runtime(home, script, **agents_settings):
-    settings = {"pi-agents": agents_settings} if agents_settings else None
-    return piagents.Runtime(home=home, model=FunctionModel(script), settings=settings)
-
-
-async def spawn(root, name, message="go", **extra):
-    res = await root.call_tool(
-        "agent", {"action": "spawn", "name": name, "message": message, **extra}
-    )
-    assert not res.is_error, res.text
-    return res
-
-
-async def until(predicate, timeout=5.0):
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.005)
 
 
 def stuck_until(release):
@@ -44,25 +26,6 @@ def stuck_until(release):
         return "late"
 
     return stuck
-
-
-class Gate:
-    """Children block on their gate until released, and record that they started."""
-
-    def __init__(self):
-        self.started: list[str] = []
-        self.events: dict[str, asyncio.Event] = {}
-
-    def event(self, name):
-        return self.events.setdefault(name, asyncio.Event())
-
-    def release(self, name):
-        self.event(name).set()
-
-    async def handler(self, call):
-        self.started.append(call.agent_name)
-        await self.event(call.agent_name).wait()
-        return f"{call.agent_name} finished"
 
 
 async def test_inputs_beyond_the_slots_queue_and_start_as_slots_free(home, work, script):

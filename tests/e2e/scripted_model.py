@@ -99,6 +99,33 @@ def supervise(call: ModelCall) -> str | Reply:
     return "waiting for results"
 
 
+_worker_stuck: asyncio.Event | None = None
+
+
+def _stuck() -> asyncio.Event:
+    global _worker_stuck
+    if _worker_stuck is None:
+        _worker_stuck = asyncio.Event()
+    return _worker_stuck
+
+
+async def abandons_a_stuck_worker(call: ModelCall) -> str | Reply:
+    """The root spawns `w`, whose model call ignores cancellation; once `w` is stuck
+    the root answers, and closing abandons `w`'s turn."""
+    if call.agent_name == "w":
+        _stuck().set()
+        while True:
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                continue
+    if not _tool_results(call):
+        spawn = {"action": "spawn", "name": "w", "message": "go"}
+        return Reply(tool_calls=[ToolCall("agent", spawn)])
+    await _stuck().wait()
+    return "root done"
+
+
 async def gated_tool_then_slow(call: ModelCall) -> str | Reply:
     """Mark that the run started ($SCRIPTED_STARTED), wait until the file $SCRIPTED_GO
     exists, call bash once, then sleep $SCRIPTED_SLEEP seconds before answering."""
@@ -110,3 +137,8 @@ async def gated_tool_then_slow(call: ModelCall) -> str | Reply:
         return Reply(tool_calls=[ToolCall("bash", {"command": "true"})])
     await asyncio.sleep(float(os.environ.get("SCRIPTED_SLEEP", "0")))
     return "slept"
+
+
+def lists_forever(call: ModelCall) -> Reply:
+    """Calls `ls` with the same arguments every time, as a stuck small model does."""
+    return Reply(tool_calls=[ToolCall("ls", {})])

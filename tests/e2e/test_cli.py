@@ -997,3 +997,22 @@ def test_a_supervision_lead_prints_its_answer_once_its_delegations_report(cli: C
     (cli.home / "settings.json").write_text(json.dumps({"pi-agents": {"spawnPlacement": "inline"}}))
     out = ok(cli.prompt("supervise", "--agent-api", "supervision", "-p", "map both sides"))
     assert out.stdout.strip() == ("Both done: left did: map the left | right did: map the right")
+
+
+def test_print_mode_exits_after_printing_when_an_owned_agents_turn_is_abandoned(
+    cli: Cli,
+) -> None:
+    cli.home.mkdir(parents=True, exist_ok=True)
+    (cli.home / "settings.json").write_text(json.dumps({"pi-agents": {"abortTimeoutMs": 100}}))
+    out = ok(cli.prompt("abandons_a_stuck_worker", "-p", "go"))
+    assert out.stdout == "root done\n"
+    assert "did not stop within 0.1 s" in out.stderr
+    assert "Traceback" not in out.stderr and "error occurred" not in out.stderr
+
+
+def test_a_model_repeating_the_same_call_is_stopped_with_a_clear_message(cli: Cli) -> None:
+    result = failed(cli.prompt("lists_forever", "-p", "look around"))
+    assert result.stderr.strip() == (
+        "pi-agents: Stopped: the model called ls 5 times in a row with the same arguments "
+        "and got the same result each time. Send a message to go on from here."
+    )

@@ -1,6 +1,8 @@
 """The agent loop, driven by the faux model against a real SQLite store."""
 
 import asyncio
+import subprocess
+import sys
 from pathlib import Path
 from typing import ClassVar
 
@@ -411,3 +413,25 @@ async def test_an_abort_during_the_before_model_call_hook_makes_no_further_model
         result = await h.loop.abort(timeout=2)
         assert result.stopped and (await run).status == "aborted"
     assert calls == [1]
+
+
+# ---- abandoned work and the process's exit -------------------------------------------
+
+STUCK_PROCESS = Path(__file__).with_name("stuck_process.py")
+
+
+@pytest.mark.parametrize("scenario", ["route", "thread"])
+def test_a_program_exits_after_its_stuck_turn_is_abandoned(scenario, tmp_path):
+    home, work = tmp_path / "home", tmp_path / "work"
+    work.mkdir()
+    done = subprocess.run(
+        [sys.executable, str(STUCK_PROCESS), scenario, str(home), str(work)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.stdout.splitlines() == ["root done", "answered", "exited"], done.stderr
+    assert done.returncode == 0, done.stderr
+    for noise in ("Traceback", "Task was destroyed", "error occurred"):
+        assert noise not in done.stderr, done.stderr

@@ -189,7 +189,7 @@ class Coordinator:
         if agent is None:
             return "idle"
         marks = self.marks.get(agent_id)
-        if marks is not None and marks.waiter is not None:
+        if marks is not None and marks.waiters:
             return "waiting"
         if marks is not None and marks.resuming:
             return "queued"
@@ -471,8 +471,9 @@ class Coordinator:
                 queued = True
             elif loop.phase == "idle" and not loop.busy:
                 queued = not tree.slots.reserve(recipient.id)
-        if delivery == "steer" and kind != "write" and marks.waiter is not None:
-            self.tree(self.root_of(record)).end_wait(marks.waiter, interrupted=True)
+        if delivery == "steer" and kind != "write":
+            for waiter in list(marks.waiters):
+                self.tree(self.root_of(record)).end_wait(waiter, marks, interrupted=True)
         future = loop.submit(
             Input(
                 stored.text,
@@ -560,11 +561,14 @@ class Coordinator:
         if owner is None or self.rt.closing:
             return
         owner_marks = self.marks.get(owner.id)
-        waiter = owner_marks.waiter if owner_marks is not None else None
-        if waiter is not None and record.id in waiter.targets:
+        waiters = [
+            w for w in (owner_marks.waiters if owner_marks else ()) if record.id in w.targets
+        ]
+        if owner_marks is not None and waiters:  # each wait ends when its own targets are done
             tree = self.tree(self.root_of(record))
-            if not any(tree.pending(t) for t in waiter.targets):
-                self.tree(self.root_of(owner.session.record)).end_wait(waiter)
+            for waiter in waiters:
+                if not any(tree.pending(t) for t in waiter.targets):
+                    tree.end_wait(waiter, owner_marks)
             return
         notify = [r for r in ended if not r.aborted_by_owner]
         if not notify:

@@ -170,9 +170,9 @@ class Operations:
         waiter = Waiter(me.id, ids)
         interrupted = False
         if any(tree.pending(i) for i in ids):
-            marks.waiter = waiter
-            waiter.gave_up_slot = not me.is_root and tree.slots.holds(me.id)
-            if waiter.gave_up_slot:
+            marks.waiters.append(waiter)
+            if not me.is_root and tree.slots.holds(me.id):
+                marks.gave_up_slot = True
                 tree.slots.release(me.id)
             self.c.changed()
             try:
@@ -180,13 +180,16 @@ class Operations:
                     async with asyncio.timeout(timeout):
                         await waiter.done.wait()
             finally:
-                tree.end_wait(waiter)  # on timeout or cancellation: line up for the slot now
-                marks.waiter = None
-                if waiter.resume is not None:
+                # On timeout or cancellation too; the last wait to end lines up for the slot.
+                tree.end_wait(waiter, marks)
+                marks.waiters.remove(waiter)
+                resume = marks.resume if not marks.waiters else None
+                if resume is not None:
+                    marks.resume, marks.gave_up_slot = None, False
                     marks.resuming = True
                     self.c.changed()
                     try:
-                        await tree.slots.claimed(me.id, waiter.resume)
+                        await tree.slots.claimed(me.id, resume)
                     finally:
                         marks.resuming = False
                 self.c.changed()

@@ -89,6 +89,14 @@ class AgentTool:
         )
         self.parameters = parameters()
 
+    def is_poll(self, args: dict[str, Any], details: Any) -> bool:
+        """A `wait` that found its Agents still working: waiting again is no loop."""
+        return (
+            args.get("action") == "wait"
+            and isinstance(details, dict)
+            and bool(details.get("pending"))
+        )
+
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         action = args["action"]
         for key in REQUIRED[action]:

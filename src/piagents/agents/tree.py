@@ -11,23 +11,24 @@ from piagents.agents.scheduler import SlotScheduler
 
 @dataclass(eq=False, slots=True)
 class Waiter:
-    """An Agent inside `wait`: done when none of `targets` has pending inputs, or interrupted."""
+    """One `wait` call: done when none of `targets` has pending inputs, or interrupted."""
 
     caller_id: str
     targets: frozenset[str]
     done: asyncio.Event = field(default_factory=asyncio.Event)
     interrupted: bool = False
-    gave_up_slot: bool = False
-    # The place in line for the slot, taken the moment the wait ends, so the
-    # waiter resumes ahead of inputs that have not started.
-    resume: asyncio.Future[None] | None = None
 
 
 @dataclass(slots=True)
 class AgentMarks:
     """What the agents layer knows of one loaded Agent beyond its loop."""
 
-    waiter: Waiter | None = None
+    # Its `wait` calls in progress (a model may make several in one reply).
+    waiters: list[Waiter] = field(default_factory=list)
+    gave_up_slot: bool = False  # for its waits, until the last of them ends
+    # The place in line for the slot, taken the moment its last wait ends, so
+    # it resumes ahead of inputs that have not started.
+    resume: asyncio.Future[None] | None = None
     resuming: bool = False  # back from `wait`, waiting for a slot again
     # After its turn is stopped, messages from other Agents become writes until
     # its next input from its user or owner.
@@ -69,10 +70,15 @@ class Tree:
     def pending(self, agent_id: str) -> bool:
         return bool(self.pending_results.get(agent_id))
 
-    def end_wait(self, waiter: Waiter, *, interrupted: bool = False) -> None:
+    def end_wait(self, waiter: Waiter, marks: AgentMarks, *, interrupted: bool = False) -> None:
+        """End one wait of the Agent `marks` describe; the last to end claims its slot back."""
         if waiter.done.is_set():
             return
         waiter.interrupted = interrupted
-        if waiter.gave_up_slot and waiter.resume is None:
-            waiter.resume = self.slots.claim(waiter.caller_id, resuming=True)
         waiter.done.set()
+        if (
+            marks.gave_up_slot
+            and marks.resume is None
+            and all(w.done.is_set() for w in marks.waiters)
+        ):
+            marks.resume = self.slots.claim(waiter.caller_id, resuming=True)

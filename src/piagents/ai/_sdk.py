@@ -17,6 +17,7 @@ from contextlib import AbstractAsyncContextManager, aclosing
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
+from piagents.ai.arguments import loads_arguments
 from piagents.ai.discovery import ServerLimits, discover
 from piagents.ai.errors import body_error, incomplete_stream
 from piagents.ai.events import StreamEnd, StreamEvent, TextDelta, ThinkingDelta, ToolCallDelta
@@ -318,12 +319,13 @@ class ContentBuilder:
 
 
 def parse_args(raw: str) -> dict[str, Any]:
-    """Tool arguments as a dict; JSON that is not an object (or not JSON) gives `{}`."""
+    """Tool arguments as a dict; JSON that is not an object (or not JSON, or not plain
+    JSON: NaN, unpaired surrogates, deep nesting) gives `{}`."""
     if not raw.strip():
         return {}
     try:
-        value = json.loads(raw)
-    except json.JSONDecodeError:
+        value = loads_arguments(raw)
+    except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
 

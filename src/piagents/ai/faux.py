@@ -78,7 +78,11 @@ class FunctionModel:
             content.append(TextContent(reply.text))
         for index, tc in enumerate(reply.tool_calls):
             call_id = tc.id or f"call_{next(_call_ids)}"
-            yield ToolCallDelta(index, call_id, tc.name, json.dumps(tc.args))
+            try:
+                fragment = json.dumps(tc.args)
+            except (TypeError, ValueError, RecursionError):  # the loop refuses such arguments
+                fragment = ""
+            yield ToolCallDelta(index, call_id, tc.name, fragment)
             content.append(ToolCall(tc.name, dict(tc.args), call_id))
         stop = reply.stop_reason or ("toolUse" if reply.tool_calls else "stop")
         provider, model = request.model.provider, request.model.model_id

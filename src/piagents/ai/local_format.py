@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from piagents.ai._sdk import ContentBuilder
+from piagents.ai.arguments import loads_arguments
 from piagents.ai.events import StreamEvent
 from piagents.ai.messages import (
     AssistantMessage,
@@ -311,8 +312,8 @@ def parse_calls(block: str) -> list[tuple[str, dict[str, Any]]] | None:
     if not (block.startswith(CALL_OPEN) and block.endswith(CALL_CLOSE)):
         return None
     try:
-        calls = json.loads(block.removeprefix(TAG_OPEN).removesuffix(TAG_CLOSE))
-    except json.JSONDecodeError:
+        calls = loads_arguments(block.removeprefix(TAG_OPEN).removesuffix(TAG_CLOSE))
+    except ValueError:  # not JSON, or not plain JSON (NaN, unpaired surrogates, too deep)
         return None
     if not isinstance(calls, list):
         return None

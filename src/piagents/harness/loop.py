@@ -17,28 +17,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from piagents.ai.events import (
-    StreamEnd,
-    StreamRetry,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallDelta,
-)
+from piagents.ai.arguments import ArgumentProblem, storable
 from piagents.ai.messages import (
-    AssistantContent,
     AssistantMessage,
     TextContent,
-    ThinkingContent,
     ToolCall,
     ToolResultMessage,
     UserMessage,
 )
 from piagents.ai.models import ModelRef, ThinkingLevel
 from piagents.ai.provider import ModelRequest, Provider
-from piagents.ai.retry import RetryPolicy, stream_with_retry
+from piagents.ai.retry import RetryPolicy
+from piagents.harness.abandoned import let_go
 from piagents.harness.events import (
-    AssistantDelta,
-    AssistantRetry,
     Input,
     InputQueued,
     LoopEvent,
@@ -51,13 +42,25 @@ from piagents.harness.events import (
     ToolStarted,
     TurnStarted,
 )
+from piagents.harness.loop_guard import (
+    DEFAULT_MAX_MODEL_CALLS,
+    RepeatGuard,
+    model_calls_exhausted,
+)
 from piagents.harness.session import Session
-from piagents.harness.tools.base import Tool, ToolContext, ToolError, ToolResult, spec_of
-from piagents.harness.tools.base import validation_error as tool_validation_error
-from piagents.store.base import StoreError
+from piagents.harness.streaming import stream_response
+from piagents.harness.tool_calls import ABORTED_TOOL_TEXT as ABORTED_TOOL_TEXT
+from piagents.harness.tool_calls import (
+    aborted_message,
+    call_tool,
+    failure_text,
+    noted,
+    rejected,
+    result_message,
+)
+from piagents.harness.tools.base import Tool, ToolContext, ToolResult, spec_of
 
 QueueMode = Literal["one-at-a-time", "all"]
-ABORTED_TOOL_TEXT = "Tool execution was aborted."
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +69,7 @@ class LoopConfig:
     steering_mode: QueueMode = "one-at-a-time"
     follow_up_mode: QueueMode = "one-at-a-time"
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+    max_model_calls: int | None = DEFAULT_MAX_MODEL_CALLS  # per run; None: no bound
 
 
 @dataclass(slots=True)
@@ -96,16 +100,8 @@ class _Run:
     abandoned: asyncio.Event = field(default_factory=asyncio.Event)
     finished: asyncio.Event = field(default_factory=asyncio.Event)
     step: asyncio.Task[AssistantMessage] | None = None
-
-
-def failure_text(exc: BaseException) -> str:
-    """What a failed run reports: a store error's own message (it names its cause),
-    else the exception's type and message; the first of a group's errors."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    if isinstance(exc, StoreError):
-        return str(exc)
-    return f"{type(exc).__name__}: {exc}"
+    model_calls: int = 0
+    repeats: RepeatGuard = field(default_factory=RepeatGuard)
 
 
 def default_render(inp: Input) -> UserMessage:
@@ -310,6 +306,10 @@ class AgentLoop:
         while True:
             if run.aborted.is_set():
                 return RunOutcome(tuple(run.inputs), "aborted", "")
+            limit = self.config.max_model_calls
+            if limit is not None and run.model_calls >= limit:
+                return RunOutcome(tuple(run.inputs), "failed", model_calls_exhausted(limit))
+            run.model_calls += 1
             self._turn += 1
             self.emit(TurnStarted(self._turn))
             step = asyncio.create_task(self._step(run))
@@ -320,12 +320,13 @@ class AgentLoop:
             except asyncio.CancelledError:
                 step.cancel()
                 await self._await_bounded(step, run)
+                if not step.done():
+                    self._let_go(step)
                 raise
             finally:
                 abandon.cancel()
             if not step.done():  # abandoned: let it run on, out of our books
-                self._abandoned.add(step)
-                step.add_done_callback(self._abandoned.discard)
+                self._let_go(step)
                 return RunOutcome(tuple(run.inputs), "aborted", "")
             if step.cancelled():
                 return RunOutcome(tuple(run.inputs), "aborted", "")
@@ -334,6 +335,8 @@ class AgentLoop:
                 return RunOutcome(tuple(run.inputs), "aborted", message.text)
             if message.stop_reason == "error":
                 return RunOutcome(tuple(run.inputs), "failed", message.error_message or "error")
+            if run.repeats.stopped is not None:  # queued steers start the next run
+                return RunOutcome(tuple(run.inputs), "failed", run.repeats.stopped)
             self._flush_writes()
             steers = self._take(self._steers, self.config.steering_mode)
             if steers:
@@ -343,6 +346,12 @@ class AgentLoop:
             if message.tool_calls:
                 continue
             return RunOutcome(tuple(run.inputs), "completed", message.text)
+
+    def _let_go(self, step: asyncio.Task[Any]) -> None:
+        """An abandoned step runs on, out of our books and asyncio's (so the process exits)."""
+        self._abandoned.add(step)
+        step.add_done_callback(self._abandoned.discard)
+        let_go(step)
 
     async def _await_bounded(self, task: asyncio.Task[Any], run: _Run) -> None:
         """Wait for a cancelled step to finish, unless it is abandoned."""
@@ -356,14 +365,14 @@ class AgentLoop:
         """One model response and its tool calls; commits each step as it happens."""
         if self.hooks.before_model_call is not None:  # inside the step, so abort cancels it
             await self.hooks.before_model_call(self)
-        message = await self._stream(run)
+        message, unusable = storable(await self._stream(run))
         if run.abandoned.is_set():
             return message
         self.session.append_message(message)
         self.emit(MessageCommitted(message))
         if message.stop_reason in ("aborted", "error") or not message.tool_calls:
             return message
-        await self._execute_tools(run, message.tool_calls)
+        await self._execute_tools(run, message.tool_calls, unusable)
         return message
 
     async def _stream(self, run: _Run) -> AssistantMessage:
@@ -378,60 +387,26 @@ class AgentLoop:
             agent_name=self.agent_name,
             aborted=run.aborted,
         )
-        text: list[str] = []
-        thinking: list[str] = []
-        calls: dict[int, list[str]] = {}  # index -> [id, name, args json]
-        try:
-            async for event in stream_with_retry(provider, request, self.config.retry):
-                if isinstance(event, TextDelta):
-                    text.append(event.text)
-                    self.emit(AssistantDelta("text", event.text))
-                elif isinstance(event, ThinkingDelta):
-                    thinking.append(event.text)
-                    self.emit(AssistantDelta("thinking", event.text))
-                elif isinstance(event, ToolCallDelta):
-                    slot = calls.setdefault(event.index, [event.id, event.name, ""])
-                    slot[0] = slot[0] or event.id
-                    slot[1] = slot[1] or event.name
-                    slot[2] += event.args_fragment
-                    self.emit(AssistantDelta("toolCall", event.args_fragment))
-                elif isinstance(event, StreamRetry):
-                    text.clear()
-                    thinking.clear()
-                    calls.clear()
-                    self.emit(AssistantRetry(event.attempt, event.delay_s, event.error))
-                elif isinstance(event, StreamEnd):
-                    return event.message
-        except asyncio.CancelledError:
-            partial = self._partial(request, text, thinking)
+
+        def keep_partial(partial: AssistantMessage) -> None:
             if not run.abandoned.is_set():
                 self.session.append_message(partial)
                 self.emit(MessageCommitted(partial))
-            raise
-        raise AssertionError("unreachable: stream_with_retry always ends with StreamEnd")
 
-    @staticmethod
-    def _partial(request: ModelRequest, text: list[str], thinking: list[str]) -> AssistantMessage:
-        content: list[AssistantContent] = []
-        if thinking:
-            content.append(ThinkingContent("".join(thinking)))
-        if text:
-            content.append(TextContent("".join(text)))
-        return AssistantMessage(
-            tuple(content),
-            "aborted",
-            provider=request.model.provider,
-            model=request.model.model_id,
-        )
+        return await stream_response(provider, request, self.config.retry, self.emit, keep_partial)
 
-    async def _execute_tools(self, run: _Run, calls: list[ToolCall]) -> None:
+    async def _execute_tools(
+        self, run: _Run, calls: list[ToolCall], unusable: dict[int, ArgumentProblem]
+    ) -> None:
+        """Run the calls of one response; those in `unusable` (by index) only get their error."""
         results: dict[int, ToolResultMessage] = {}
         next_to_commit = 0
 
         def commit_ready() -> None:
             nonlocal next_to_commit
             while next_to_commit in results and not run.abandoned.is_set():
-                msg = results[next_to_commit]
+                call = calls[next_to_commit]
+                msg = noted(run.repeats, self.tools.get(call.name), call, results[next_to_commit])
                 self.session.append_message(msg)
                 self.emit(MessageCommitted(msg))
                 next_to_commit += 1
@@ -440,7 +415,13 @@ class AgentLoop:
 
         async def one(index: int, call: ToolCall) -> None:
             self.emit(ToolStarted(call))
-            results[index] = await self._execute_tool(run, call, names)
+            problem = unusable.get(index)
+            if problem is not None:
+                results[index] = result_message(
+                    call, rejected(self.tools.get(call.name), call, problem)
+                )
+            else:
+                results[index] = await self._execute_tool(run, call, names)
             commit_ready()
 
         try:
@@ -454,23 +435,14 @@ class AgentLoop:
         except asyncio.CancelledError:
             for i, call in enumerate(calls):
                 if i not in results:
-                    results[i] = ToolResultMessage(
-                        call.id, call.name, (TextContent(ABORTED_TOOL_TEXT),), None, True
-                    )
+                    results[i] = aborted_message(call)
             commit_ready()
             raise
 
     async def _execute_tool(
         self, run: _Run, call: ToolCall, turn_calls: tuple[str, ...]
     ) -> ToolResultMessage:
-        result = await self.run_tool(call, run.aborted, turn_calls)
-        return ToolResultMessage(
-            call.id,
-            call.name,
-            (TextContent(result.text), *result.images),
-            result.details,
-            result.is_error,
-        )
+        return result_message(call, await self.run_tool(call, run.aborted, turn_calls))
 
     async def run_tool(
         self,
@@ -478,13 +450,8 @@ class AgentLoop:
         aborted: asyncio.Event | None = None,
         turn_calls: tuple[str, ...] = (),
     ) -> ToolResult:
-        """Validate and run one tool call; every failure becomes an error result."""
-        tool = self.tools.get(call.name)
-        if tool is None:
-            return ToolResult(f"Tool {call.name} not found.", is_error=True)
-        problem = tool_validation_error(tool, call.args)
-        if problem is not None:
-            return ToolResult(problem, is_error=True)
+        """Validate and run one tool call; every failure becomes an error result.
+        Arguments that are not plain JSON never reach a tool."""
         ctx = ToolContext(
             cwd=Path(self.session.record.cwd),
             output_dir=self.output_dir,
@@ -493,14 +460,7 @@ class AgentLoop:
             aborted=aborted or asyncio.Event(),
             turn_calls=turn_calls,
         )
-        try:
-            return await tool.execute(call.args, ctx)
-        except ToolError as exc:
-            return ToolResult(str(exc), is_error=True)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            return ToolResult(failure_text(exc), is_error=True)
+        return await call_tool(self.tools, call, ctx)
 
     # ---- abort & close --------------------------------------------------------
 

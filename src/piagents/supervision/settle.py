@@ -1,8 +1,11 @@
 """Waiting for a lead's delegations to come back, for one-shot runs (`pi-agents -p`).
 
 A lead's `delegate` returns at once; each result arrives later as a message and
-starts another turn of the lead. A one-shot run is over when the lead is idle
-and none of its generations is still running: its last answer is then final.
+starts another turn of the lead. A one-shot run is over when the lead is idle,
+none of its generations is still running, and no message waits in the store for
+it or its agents here: its last answer is then final. (A worker commits its
+outcome and the lead's result together, then pokes the lead; the poke may come
+later than the commit, or never.)
 """
 
 from __future__ import annotations
@@ -22,8 +25,15 @@ def running_generations(rt: Runtime, lead: Agent) -> int:
     return sum(1 for g in rt.store.generations(root_id=lead.id, live=True) if g.live)
 
 
+def undelivered(rt: Runtime, lead: Agent) -> bool:
+    """Messages wait in the store for the lead or an agent of its tree loaded here."""
+    ids = [a.id for a in list(rt.agents.values()) if (a.session.record.root_id or a.id) == lead.id]
+    return bool(rt.store.inputs(recipient_ids=ids, delivered=False))
+
+
 async def settled_answer(rt: Runtime, lead: Agent, answer: str) -> str:
-    """The lead's last answer once it is idle with no generation running."""
+    """The lead's last answer once it is idle, with no generation running and nothing
+    waiting in the store for it."""
     changed = asyncio.Event()
     last = answer
 
@@ -36,8 +46,14 @@ async def settled_answer(rt: Runtime, lead: Agent, answer: str) -> str:
     lead.loop.listeners.append(on_event)
     rt.coordinator.listeners.append(changed.set)
     try:
-        while lead.loop.busy or lead.loop.phase != "idle" or running_generations(rt, lead):
-            changed.clear()
+        while True:
+            changed.clear()  # before looking, so no change after the look is missed
+            waiting = undelivered(rt, lead)
+            if waiting:  # committed before its poke came, or with none: take it now
+                rt.coordinator.drain()
+            busy = lead.loop.busy or lead.loop.phase != "idle"
+            if not (busy or waiting or running_generations(rt, lead)):
+                break
             # Changes are announced; the timeout only bounds a missed announcement.
             try:
                 async with asyncio.timeout(1.0):

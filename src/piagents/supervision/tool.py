@@ -10,11 +10,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from piagents.ai.arguments import ArgumentProblem
 from piagents.harness.tools.base import ToolContext, ToolResult
 from piagents.supervision import controls, texts
-from piagents.supervision.errors import SupervisionError, render_error
+from piagents.supervision.errors import SupervisionError, invalid_request, render_error
 from piagents.supervision.requests import (
+    ACTIONS,
     ASK_OWNER,
+    TOOL_NAME,
     AskOwnerRequest,
     CloseRequest,
     ContinueRequest,
@@ -40,6 +43,14 @@ def _failed(error: SupervisionError) -> ToolResult:
     return ToolResult(render_error(error), {"error": error.to_details()}, True)
 
 
+def _unusable(operation: str, problem: ArgumentProblem) -> ToolResult:
+    """Arguments that are not plain JSON (the harness checks them first), as invalid_request."""
+    message = problem.message[:1].upper() + problem.message[1:]
+    if problem.path is not None:
+        message = f"Field `{problem.path}`: {problem.message}"
+    return _failed(invalid_request(operation, f"{message}."))
+
+
 async def _guarded(run: Callable[[], Awaitable[ToolResult]]) -> ToolResult:
     try:
         return await run()
@@ -60,6 +71,10 @@ class SupervisionTool:
         self.supervisor = supervisor
         self.caller = caller
         self.parameters: dict[str, Any] = parameters()
+
+    def reject_arguments(self, problem: ArgumentProblem, args: dict[str, Any]) -> ToolResult:
+        action = args.get("action") if isinstance(args, dict) else None
+        return _unusable(action if action in ACTIONS else TOOL_NAME, problem)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return await _guarded(lambda: self._dispatch(args))
@@ -101,6 +116,9 @@ class AskOwnerTool:
         self.supervisor = supervisor
         self.agent = agent
         self.parameters: dict[str, Any] = ask_owner_parameters()
+
+    def reject_arguments(self, problem: ArgumentProblem, args: dict[str, Any]) -> ToolResult:
+        return _unusable(ASK_OWNER, problem)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         async def run() -> ToolResult:

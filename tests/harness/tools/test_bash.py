@@ -199,3 +199,47 @@ def test_the_bash_schema_rejects_a_malformed_call_naming_the_field(
 ) -> None:
     message = validation_error(BashTool(), args)
     assert message is not None and field in message
+
+
+ABANDONED_COMMAND = """
+import asyncio, sys
+from pathlib import Path
+from piagents.harness.abandoned import let_go
+from piagents.harness.tools.base import ToolContext
+from piagents.harness.tools.bash import BashTool
+
+work = Path(sys.argv[1])
+command = "echo $$ > pid; trap '' TERM; exec sleep 600"
+
+async def main():
+    ctx = ToolContext(cwd=work, output_dir=work / "outputs")
+    task = asyncio.create_task(BashTool().execute({"command": command}, ctx))
+    while not (work / "pid").exists() or not (work / "pid").read_text().strip():
+        await asyncio.sleep(0.01)
+    let_go(task)  # as an abandoned turn is: the program ends while the command runs
+
+asyncio.run(main())
+"""
+
+
+def test_a_command_still_running_when_the_process_exits_is_killed(workdir: Path) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", ABANDONED_COMMAND, str(workdir)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    pid = int((workdir / "pid").read_text())
+    try:
+        deadline = time.monotonic() + 10
+        while alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not alive(pid)
+    finally:
+        if alive(pid):
+            os.kill(pid, 9)

@@ -10,6 +10,7 @@ directory, which the truncation notice names.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import dataclasses
 import os
@@ -183,6 +184,18 @@ class OutputTail:
         return f"{t.text}\n\n{truncated_notice(t, full_output)}", details
 
 
+# Process groups of commands not yet stopped or reaped. One whose turn was abandoned
+# (it ignored SIGTERM past the abort timeout) is killed when this process exits, so
+# no command outlives pi-agents.
+_live_groups: set[int] = set()
+
+
+@atexit.register
+def _kill_live_groups() -> None:
+    for pgid in list(_live_groups):
+        _signal_group(pgid, signal.SIGKILL)
+
+
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
@@ -208,6 +221,7 @@ async def stop_group(proc: asyncio.subprocess.Process) -> None:
             await asyncio.sleep(0.02)
     finally:
         _signal_group(proc.pid, signal.SIGKILL)
+        _live_groups.discard(proc.pid)
     await proc.wait()
 
 
@@ -241,6 +255,7 @@ async def run_command(
     except BaseException:
         pipe.close()
         raise
+    _live_groups.add(proc.pid)
     pump: asyncio.Task[None] | None = None
     transport: asyncio.BaseTransport | None = None
     try:
@@ -263,6 +278,8 @@ async def run_command(
         await stop_group(proc)
         raise
     finally:
+        if proc.returncode is not None:
+            _live_groups.discard(proc.pid)
         if pump is not None:
             pump.cancel()
             await asyncio.wait({pump})

@@ -6,13 +6,13 @@ file's own line ending (CRLF when it has any) and BOM are restored on write.
 
 from __future__ import annotations
 
-import asyncio
 import difflib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from piagents.harness.tools.base import ToolContext, ToolError, ToolResult, resolve_path
+from piagents.harness.tools.threads import run_blocking
 
 BOM = "\ufeff"
 
@@ -122,11 +122,11 @@ class EditTool:
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         shown: str = args["path"]
         target = resolve_path(ctx, shown)
-        raw = await asyncio.to_thread(_load, target, shown)
+        raw = await run_blocking(_load, target, shown)
         bom = BOM if raw.startswith(BOM) else ""
         eol = "\r\n" if "\r\n" in raw else "\n"
         before = _lf(raw.removeprefix(BOM))
         after = replace_once(before, _lf(args["oldText"]), _lf(args["newText"]), shown)
-        await asyncio.to_thread(_store, target, bom + after.replace("\n", eol), shown)
+        await run_blocking(_store, target, bom + after.replace("\n", eol), shown)
         diff, first_changed = unified_diff(before, after, shown)
         return ToolResult(replaced_text(shown), {"diff": diff, "firstChangedLine": first_changed})

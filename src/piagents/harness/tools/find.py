@@ -7,7 +7,6 @@ directories, a leading `/` or an inner `/` to anchor, `!` to re-include).
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 import sys
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from piagents.harness.tools.base import ToolContext, ToolError, ToolResult, resolve_path
+from piagents.harness.tools.threads import run_blocking
 from piagents.harness.tools.truncation import MAX_BYTES, format_size, truncate_head
 
 DEFAULT_LIMIT = 1000
@@ -230,7 +230,7 @@ async def in_thread(work: Callable[[threading.Event], T]) -> T:
     """Run blocking work in a thread; when the caller is cancelled the work is told to stop."""
     stop = threading.Event()
     try:
-        return await asyncio.to_thread(work, stop)
+        return await run_blocking(work, stop)
     finally:
         stop.set()
 

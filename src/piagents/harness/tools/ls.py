@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 from collections.abc import Sequence
@@ -11,6 +10,7 @@ from typing import Any
 
 from piagents.harness.tools.base import ToolContext, ToolError, ToolResult
 from piagents.harness.tools.find import search_root
+from piagents.harness.tools.threads import run_blocking
 from piagents.harness.tools.truncation import MAX_BYTES, format_size, truncate_head
 
 DEFAULT_LIMIT = 500
@@ -74,7 +74,7 @@ class LsTool:
         shown = args.get("path") or "."
         directory = search_root(ctx, shown, dirs_only=True)
         limit = int(args.get("limit", DEFAULT_LIMIT))
-        names = await asyncio.to_thread(_list, directory, shown)
+        names = await run_blocking(_list, directory, shown)
         if not names:
             return ToolResult("(empty directory)")
         truncation = truncate_head("\n".join(names[:limit]), max_lines=sys.maxsize)

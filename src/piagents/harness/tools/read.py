@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import base64
 from collections.abc import Sequence
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import Any
 
 from piagents.ai.messages import ImageContent
 from piagents.harness.tools.base import ToolContext, ToolError, ToolResult, resolve_path
+from piagents.harness.tools.threads import run_blocking
 from piagents.harness.tools.truncation import (
     MAX_BYTES,
     MAX_LINES,
@@ -125,7 +125,7 @@ class ReadTool:
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         shown: str = args["path"]
-        data = await asyncio.to_thread(_load, resolve_path(ctx, shown), shown)
+        data = await run_blocking(_load, resolve_path(ctx, shown), shown)
         mime_type = image_mime_type(data[:16])
         if mime_type is not None:
             image = ImageContent(base64.b64encode(data).decode("ascii"), mime_type)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from piagents.harness.tools.base import ToolContext, ToolError, ToolResult, resolve_path
+from piagents.harness.tools.threads import run_blocking
 
 DESCRIPTION = (
     "Write content to a file. Creates the file if it doesn't exist, overwrites it if it does. "
@@ -52,5 +52,5 @@ class WriteTool:
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         shown: str = args["path"]
         data = str(args["content"]).encode("utf-8")
-        await asyncio.to_thread(_write, resolve_path(ctx, shown), data, shown)
+        await run_blocking(_write, resolve_path(ctx, shown), data, shown)
         return ToolResult(wrote_text(len(data), shown))
