@@ -13,8 +13,9 @@ from piagents.ai.messages import AssistantMessage, ToolCall, ToolResultMessage
 from piagents.ai.models import ModelRef
 from piagents.ai.retry import RetryPolicy
 from piagents.harness.events import Input, RunEnded
-from piagents.harness.loop import ABORTED_TOOL_TEXT, AgentLoop, LoopConfig, LoopHooks
+from piagents.harness.loop import AgentLoop, LoopConfig, LoopHooks
 from piagents.harness.session import Session
+from piagents.harness.tool_calls import ABORTED_TOOL_TEXT
 from piagents.harness.tools.base import ToolContext, ToolResult
 from piagents.store.records import MessageEntry
 from piagents.store.sqlite import SQLiteStore

@@ -49,7 +49,6 @@ from piagents.harness.loop_guard import (
 )
 from piagents.harness.session import Session
 from piagents.harness.streaming import stream_response
-from piagents.harness.tool_calls import ABORTED_TOOL_TEXT as ABORTED_TOOL_TEXT
 from piagents.harness.tool_calls import (
     aborted_message,
     call_tool,
