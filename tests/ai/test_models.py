@@ -168,6 +168,16 @@ def test_an_unknown_model_gets_conservative_defaults(model_id: str) -> None:
     assert info.input_cost == 0.0 and not info.reasoning
 
 
+def test_the_embedded_model_has_the_window_it_is_loaded_with() -> None:
+    from piagents.ai import local
+
+    info = model_info(ModelRef.parse(local.MODEL))
+
+    assert info.context_window == local.CONTEXT_WINDOW == 8192
+    assert info.max_output == local.DEFAULT_MAX_OUTPUT
+    assert info.reasoning is False
+
+
 def test_the_provider_does_not_change_a_models_facts() -> None:
     assert model_info(ModelRef("myserver", "gpt-5")) == model_info(ModelRef("openai", "gpt-5"))
 

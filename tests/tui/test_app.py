@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+
 from tui_support import (
     StreamingModel,
     make_app,
@@ -217,6 +219,20 @@ async def test_the_footer_shows_cwd_session_name_model_thinking_tokens_cost_and_
         assert footer[0].startswith(" ~/work")
         assert "↑0 ↓0 $0.000 0.0%/128k" in footer[1]
         assert footer[1].endswith("faux/function • off")
+
+
+async def test_the_footer_gives_the_embedded_models_own_context_window(home, work):
+    from piagents.ai import local
+
+    if not local.is_installed():
+        pytest.skip("the `local` extra is not installed")
+    # Only the model is named: nothing is asked of it, so it is never loaded.
+    app = PiAgentsApp(piagents.Runtime(home=home, model=local.MODEL), lambda r: r.open_root(work))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await started(pilot)
+        footer = screen_text(app).splitlines()[-1]
+        assert "0.0%/8.2k" in footer, footer
+        assert footer.endswith("local/smollm2 • off")
 
 
 # ---- task panel ----------------------------------------------------------------------

@@ -96,8 +96,18 @@ class CompactionError(Exception):
 # ---- token estimates ---------------------------------------------------------
 
 
+def compaction_threshold(context_window: int, settings: CompactionSettings) -> int:
+    """Context tokens above which a session is compacted (a managed agent retired): the
+    window less the reserve; a reserve that leaves no room at all (the default 16,384 on
+    an 8,192-token model) is taken as a quarter of the window."""
+    reserve = settings.reserve_tokens
+    if reserve >= context_window:
+        reserve = context_window // 4
+    return context_window - reserve
+
+
 def should_compact(tokens: int, context_window: int, settings: CompactionSettings) -> bool:
-    return settings.enabled and tokens > context_window - settings.reserve_tokens
+    return settings.enabled and tokens > compaction_threshold(context_window, settings)
 
 
 # ---- cut point -----------------------------------------------------------------

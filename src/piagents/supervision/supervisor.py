@@ -27,6 +27,7 @@ import msgspec
 
 from piagents.ai.messages import AssistantMessage, ToolResultMessage, UserMessage, now_ms
 from piagents.ai.models import model_info
+from piagents.harness.compaction import compaction_threshold
 from piagents.harness.events import (
     AssistantDelta,
     LoopEvent,
@@ -548,8 +549,8 @@ class Supervisor:
             if live.retiring:
                 return
             window = model_info(loop.model).context_window
-            reserve = self.rt.settings.compaction.reserve_tokens
-            if loop.session.context_tokens() > window - reserve:
+            threshold = compaction_threshold(window, self.rt.settings.compaction)
+            if loop.session.context_tokens() > threshold:
                 live.retiring = True
                 entry = loop.session.append_message(UserMessage.of(texts.RETIREMENT_NOTICE))
                 loop.emit(MessageCommitted(entry.message))
