@@ -79,6 +79,19 @@ async def test_an_answer_streams_into_the_transcript_as_markdown_with_thinking_d
         assert thinking.styles.text_style.italic
 
 
+async def test_an_answer_keeps_its_line_breaks_as_the_print_mode_prints_them(home, work):
+    app = make_app(home, work, lambda call: "Roses are red,\nthe sea is blue,\n**sugar** is sweet.")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(pilot)
+        await submit(pilot, "a poem")
+        await until(pilot, lambda: "sweet." in screen_text(app), what="the answer")
+        lines = [line.strip() for line in screen_text(app).splitlines()]
+        assert lines[lines.index("Roses are red,") + 1 : lines.index("Roses are red,") + 3] == [
+            "the sea is blue,",
+            "sugar is sweet.",
+        ]
+
+
 async def test_enter_sends_a_steer_while_a_turn_runs_and_alt_enter_a_follow_up(
     home, work, script, gate
 ):
