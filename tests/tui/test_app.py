@@ -6,7 +6,6 @@ import asyncio
 import json
 
 import pytest
-
 from tui_support import (
     StreamingModel,
     make_app,
