@@ -29,6 +29,7 @@ from piagents.tui.error_screen import ErrorScreen
 from piagents.tui.footer import StatusFooter, status_of
 from piagents.tui.frames import FrameScheduler
 from piagents.tui.keys import enable_alt_enter
+from piagents.tui.problems import Problem, definition_problems, runtime_problems
 from piagents.tui.queued import QueuedInputs
 from piagents.tui.supervision_screen import SupervisionScreen
 from piagents.tui.supervision_status import (
@@ -77,6 +78,7 @@ class PiAgentsApp(App[int]):
         self._stop = asyncio.Event()
         self._frames = FrameScheduler(self, self.refresh_status)
         self._quit_armed = False
+        self._startup_problems: tuple[Problem, ...] = ()
         self._root_changed = True  # the footer reads the root's entries only after a change
         self.transcript = Transcript(id="transcript")
         self.task_panel = TaskPanel(id="tasks")
@@ -111,8 +113,7 @@ class PiAgentsApp(App[int]):
         if not self._runtime_open.is_set():
             self._fail("pi-agents could not start", self._runtime_error())
             return
-        for warning in self.runtime.warnings:
-            self.transcript.notice(f"Warning: {warning}", error=True)
+        self._startup_problems = runtime_problems(self.runtime)
         try:
             root = await self._open_root(self.runtime)
         except SessionInUse as exc:
@@ -141,8 +142,7 @@ class PiAgentsApp(App[int]):
             if is_trusted(self.runtime.home, project):
                 return
             untrusted = discover(self.runtime.home, project, False).untrusted
-        except (TrustError, DefinitionError) as exc:
-            self.transcript.notice(f"Agent definitions: {exc}", error=True)
+        except (TrustError, DefinitionError):  # shown with the session's problems
             return
         if not untrusted:
             return
@@ -221,8 +221,18 @@ class PiAgentsApp(App[int]):
         root.loop.listeners.append(self._on_root_event)
         self.transcript.reset()
         self.transcript.follow(root)
+        self._show_problems(root)
         self.refresh_status(root_changed=True)
         self.refresh_supervision()
+
+    def _show_problems(self, root: Agent) -> None:
+        """Settings and extension warnings, and a lead's definition problems, where the
+        conversation now stands (they name what to fix; the defaults are used meanwhile)."""
+        problems = self._startup_problems
+        if self.runtime.supervisor.face(root.session.record) == "supervision":
+            problems = (*problems, *definition_problems(self.runtime, root.cwd))
+        for problem in problems:
+            self.transcript.notice(problem.text, kind=problem.severity)
 
     def _unlisten(self, agent: Agent) -> None:
         with contextlib.suppress(ValueError):

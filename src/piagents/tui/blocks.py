@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal, TypeAlias
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -42,16 +44,21 @@ class AgentMessageBlock(Static):
         super().__init__(text)
 
 
+NoticeKind: TypeAlias = Literal["info", "warning", "error"]
+
+
 class Notice(Static):
-    """A line from the UI itself: command results, aborted turns, errors."""
+    """A line from the UI itself: command results, aborted turns, warnings, errors."""
 
     DEFAULT_CSS = """
     Notice { color: $text-muted; padding: 0 1; margin: 1 0 0 0; }
+    Notice.-warning { color: $text-warning; }
     Notice.-error { color: $text-error; }
     """
 
-    def __init__(self, text: str, *, error: bool = False) -> None:
-        super().__init__(Text(text), classes="-error" if error else "")
+    def __init__(self, text: str, *, error: bool = False, kind: NoticeKind = "info") -> None:
+        kind = "error" if error else kind
+        super().__init__(Text(text), classes="" if kind == "info" else f"-{kind}")
 
 
 class AssistantBlock(Vertical):

@@ -25,7 +25,14 @@ from piagents.harness.events import (
     ToolStarted,
 )
 from piagents.store.records import CompactionEntry, Entry, MessageEntry
-from piagents.tui.blocks import AgentMessageBlock, AssistantBlock, Notice, ToolBlock, UserBlock
+from piagents.tui.blocks import (
+    AgentMessageBlock,
+    AssistantBlock,
+    Notice,
+    NoticeKind,
+    ToolBlock,
+    UserBlock,
+)
 from piagents.tui.frames import FrameScheduler
 from piagents.tui.message_text import agent_message
 
@@ -156,8 +163,8 @@ class Transcript(VerticalScroll):
                 widgets.append(Notice(f"Context compacted ({entry.tokens_before} tokens before)."))
         return widgets
 
-    def notice(self, text: str, *, error: bool = False) -> None:
-        self.mount(Notice(text, error=error))
+    def notice(self, text: str, *, error: bool = False, kind: NoticeKind = "info") -> None:
+        self.mount(Notice(text, error=error, kind=kind))
         self.anchor()
 
     def set_expanded(self, expanded: bool) -> None:
