@@ -213,11 +213,12 @@ class SupervisionScreen(ModalScreen[str | None]):
 
     # ---- Definitions ------------------------------------------------------------------
 
-    def _roster(self) -> Roster | None:
+    def _roster(self, *, quiet: bool = False) -> Roster | None:
         try:
             return self.runtime.supervisor.roster(self.lead.cwd, "agents")
         except SupervisionError as exc:
-            self.say(str(exc), error=True)
+            if not quiet:  # else the section lists the problems already
+                self.say(str(exc), error=True)
             return None
 
     def _refresh_definitions(self) -> None:
@@ -229,7 +230,7 @@ class SupervisionScreen(ModalScreen[str | None]):
         options = self.query_one("#definition-list", OptionList)
         highlighted = options.highlighted
         options.clear_options()
-        roster = self._roster()
+        roster = self._roster(quiet=True)
         if roster is None:
             options.add_option(Option("The definitions cannot be read.", disabled=True))
             return
