@@ -37,7 +37,8 @@ def tree_app(home, work, tmp_path, monkeypatch, script, gate, seeded_ids):
     script.on(None, root)
     script.on("w", w)
     script.on("*", gate.handler)
-    return make_app(home, work, script, maxConcurrent=2, maxOutstanding=8)
+    # A clock that stands still: the progress line's spinner and time stay as they are.
+    return make_app(home, work, script, clock=lambda: 0, maxConcurrent=2, maxOutstanding=8)
 
 
 async def start_tree(pilot) -> None:

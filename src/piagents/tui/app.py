@@ -30,6 +30,7 @@ from piagents.tui.footer import StatusFooter, status_of
 from piagents.tui.frames import FrameScheduler
 from piagents.tui.keys import enable_alt_enter
 from piagents.tui.problems import Problem, definition_problems, runtime_problems
+from piagents.tui.progress import ProgressLine
 from piagents.tui.queued import QueuedInputs
 from piagents.tui.supervision_screen import SupervisionScreen
 from piagents.tui.supervision_status import (
@@ -81,8 +82,9 @@ class PiAgentsApp(App[int]):
         self._startup_problems: tuple[Problem, ...] = ()
         self._root_changed = True  # the footer reads the root's entries only after a change
         self.transcript = Transcript(id="transcript")
+        self.progress = ProgressLine(id="progress", clock=clock)
         self.task_panel = TaskPanel(id="tasks")
-        self.clock = clock  # elapsed times of managed agents (injectable for snapshots)
+        self.clock = clock  # elapsed times (injectable for snapshots)
         self.supervision_status = SupervisionStatus(id="supervision", clock=clock)
         # A lead's managed agents are read from the store: at most ten times a second.
         self._supervision_frames = FrameScheduler(self, self.refresh_supervision, delay=0.1)
@@ -94,6 +96,7 @@ class PiAgentsApp(App[int]):
 
     def compose(self) -> ComposeResult:
         yield self.transcript
+        yield self.progress
         yield self.task_panel
         yield self.supervision_status
         yield self.queued
@@ -199,6 +202,7 @@ class PiAgentsApp(App[int]):
             with contextlib.suppress(ValueError):
                 listeners.remove(listener)
         self.transcript.unfollow()
+        self.progress.unfollow()
         self._stop.set()
         if self._runtime_task is not None:
             with contextlib.suppress(Exception, asyncio.CancelledError):
@@ -221,6 +225,7 @@ class PiAgentsApp(App[int]):
         root.loop.listeners.append(self._on_root_event)
         self.transcript.reset()
         self.transcript.follow(root)
+        self.progress.follow(root)
         self._show_problems(root)
         self.refresh_status(root_changed=True)
         self.refresh_supervision()
@@ -380,4 +385,4 @@ class PiAgentsApp(App[int]):
 
     def open_viewer(self, agent_id: str) -> None:
         if self.root is not None:
-            self.push_screen(ViewerScreen(self.runtime, self.root, agent_id))
+            self.push_screen(ViewerScreen(self.runtime, self.root, agent_id, clock=self.clock))
