@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from typing import Literal, TypeAlias
 
+from rich.console import Group, RenderableType
+from rich.padding import Padding
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
 from piagents.ai.messages import AssistantMessage, ToolCall, ToolResultMessage
-from piagents.tui.message_text import AgentMessage, fold, tool_arguments
-from piagents.tui.streamed_markdown import StreamedMarkdown
+from piagents.tui.message_text import AgentMessage, WaitView, fold, tool_arguments, wait_view
+from piagents.tui.streamed_markdown import StreamedMarkdown, answer_markdown
 
 
 class UserBlock(Static):
@@ -181,11 +183,49 @@ class ToolBlock(Static):
         if self.result is None:
             if self.running:
                 text.append("  …", style="dim")
-        else:
-            body, hidden = fold(self.result.text, self.expanded)
-            if body:
-                text.append("\n")
-                text.append(body, style="red" if self.result.is_error else "dim")
-            if hidden:
-                text.append(f"\n… {hidden} more lines (click or Ctrl+O to expand)", style="italic")
+            self.update(text)
+            return
+        view = (
+            wait_view(self.result.text, self.result.details) if self.call.name == "agent" else None
+        )
+        if view is not None:
+            self.update(Group(text, *wait_parts(view, self.expanded)))
+            return
+        body, hidden = fold(self.result.text, self.expanded)
+        if body:
+            text.append("\n")
+            text.append(body, style="red" if self.result.is_error else "dim")
+        if hidden:
+            text.append(f"\n{_more(hidden)}", style="italic")
         self.update(text)
+
+
+_STATUS_STYLES = {"completed": "bold green", "failed": "bold red", "aborted": "bold yellow"}
+
+
+def wait_parts(view: WaitView, expanded: bool) -> list[RenderableType]:
+    """What `wait` returned, as the reader sees it: a header per Agent (name, short ID,
+    status) over its answer as Markdown, then the notes (pending Agents, notices)."""
+    parts: list[RenderableType] = []
+    for result in view.results:
+        header = Text(result.label, style="bold")
+        header.append(f"  {result.status}", style=_STATUS_STYLES.get(result.status, "bold"))
+        if result.history:
+            header.append("  (returned before)", style="dim")
+        parts.append(Padding(header, (1, 0, 0, 0)))
+        if result.text is None:
+            parts.append(Text("  (omitted: not returned by this wait)", style="dim"))
+        elif not result.text.strip():
+            parts.append(Text("  (no answer)", style="dim"))
+        else:
+            body, hidden = fold(result.text, expanded)
+            parts.append(Padding(answer_markdown(body), (0, 0, 0, 2)))
+            if hidden:
+                parts.append(Text(f"  {_more(hidden)}", style="italic"))
+    if view.notes:
+        parts.append(Padding(Text("\n".join(view.notes), style="dim"), (1, 0, 0, 0)))
+    return parts
+
+
+def _more(hidden: int) -> str:
+    return f"… {hidden} more lines (click or Ctrl+O to expand)"

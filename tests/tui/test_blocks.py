@@ -1,0 +1,56 @@
+"""How the blocks of a transcript read on screen (driven with Pilot)."""
+
+from __future__ import annotations
+
+from tui_support import make_app, screen_text, started, submit, until
+
+from piagents.ai.messages import ToolResultMessage
+from piagents.store.records import MessageEntry
+from piagents.testing import Reply, ToolCall
+
+
+async def test_wait_results_read_as_a_block_per_agent_with_the_answer_as_markdown(
+    home, work, script
+):
+    def root(call):
+        called = [
+            c.args["action"] for m in call.messages if m.role == "assistant" for c in m.tool_calls
+        ]
+        if "spawn" not in called:
+            spawns = [
+                ToolCall("agent", {"action": "spawn", "name": n, "message": "go"})
+                for n in ("poet", "chef")
+            ]
+            return Reply(tool_calls=spawns)
+        if "wait" not in called:
+            return Reply(tool_calls=[ToolCall("agent", {"action": "wait"})])
+        return "Both answered."
+
+    script.on(None, root)
+    script.on("poet", lambda call: "Waves fold on sand,\nsalt wind hums.")
+    script.on("chef", lambda call: "**Pasta**\nRisotto")
+    app = make_app(home, work, script)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await started(pilot)
+        await submit(pilot, "ask them")
+        await until(pilot, lambda: "Both answered." in screen_text(app), what="the answer")
+        ids = app.runtime.coordinator.short_map(app.root.session.record)
+        poet, chef = (
+            next(a for a in app.runtime.agents.values() if a.name == n) for n in ("poet", "chef")
+        )
+        text = screen_text(app)
+        assert "<agent-result" not in text and "</agent-result>" not in text
+        lines = [line.strip() for line in text.splitlines()]
+        at = lines.index(f"poet ({ids[poet.id]})  completed")
+        assert lines[at + 1 : at + 3] == ["Waves fold on sand,", "salt wind hums."]
+        at = lines.index(f"chef ({ids[chef.id]})  completed")
+        assert lines[at + 1 : at + 3] == ["Pasta", "Risotto"]
+        # The model read the spec's text, unchanged.
+        [waited] = [
+            e.message
+            for e in app.root.session.entries
+            if isinstance(e, MessageEntry)
+            and isinstance(e.message, ToolResultMessage)
+            and e.message.details.get("pending") is not None
+        ]
+        assert waited.text.startswith(f'<agent-result name="poet" id="{ids[poet.id]}"')
