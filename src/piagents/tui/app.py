@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from textual import work
+from textual.actions import SkipAction
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import TextArea
@@ -352,14 +353,28 @@ class PiAgentsApp(App[int]):
             current = self.editor.text
             self.editor.set_text("\n\n".join([*texts, current] if current else texts))
 
+    def shown_transcript(self) -> Transcript | None:
+        """The transcript on screen: the main one, a viewer's, or none (a list or dialog
+        is open, and the keys are its own)."""
+        screen = self.screen
+        if isinstance(screen, ViewerScreen):
+            return screen.transcript
+        return self.transcript if screen is self.screen_stack[0] else None
+
     def action_toggle_tools(self) -> None:
-        self.transcript.set_expanded(not self.transcript.expanded)
+        transcript = self.shown_transcript()
+        if transcript is None:
+            raise SkipAction()
+        transcript.set_expanded(not transcript.expanded)
 
     def action_scroll_transcript(self, direction: int) -> None:
+        transcript = self.shown_transcript()
+        if transcript is None:
+            raise SkipAction()  # PageUp/PageDown page the open list instead
         if direction < 0:
-            self.transcript.scroll_page_up_or_earlier()
+            transcript.scroll_page_up_or_earlier()
         else:
-            self.transcript.scroll_page_down()
+            transcript.scroll_page_down()
 
     # ---- screens -----------------------------------------------------------------------
 

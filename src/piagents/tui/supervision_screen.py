@@ -121,7 +121,7 @@ class SupervisionScreen(ModalScreen[str | None]):
             yield Static("Managed agents of this lead (Escape closes)", classes="title")
             with TabbedContent(initial="running"):
                 with TabPane("Running", id="running"):
-                    yield Static("Enter focuses an agent.", classes="hint")
+                    yield Static("Enter opens an agent's conversation.", classes="hint")
                     yield OptionList(id="running-list")
                 with TabPane("Definitions", id="definitions"):
                     yield Static(DEFINITIONS_HINT, classes="hint")

@@ -26,7 +26,17 @@ from piagents.tui.transcript import RECENT_ENTRIES, Transcript
 
 LIVE_INTERVAL_S = 0.5  # how often the live output of an Agent run elsewhere is read
 LIVE_LINES = 6
-HINT = "Enter sends · Alt+Enter follow-up · Esc interrupts · Ctrl+C clears, or closes when empty"
+# Every key the viewer answers to (its own, its editor's and the app's it passes on).
+KEYS: tuple[tuple[str, str], ...] = (
+    ("Enter", "sends"),
+    ("Alt+Enter", "follow-up"),
+    ("Shift+Enter", "new line"),
+    ("Esc", "interrupts"),
+    ("Ctrl+C", "clears, or closes when empty"),
+    ("PgUp/PgDn", "scroll"),
+    ("Ctrl+O", "tool output"),
+)
+HINT = " · ".join(f"{key} {what}" for key, what in KEYS)
 
 
 class ViewerScreen(Screen[None]):
@@ -35,7 +45,7 @@ class ViewerScreen(Screen[None]):
     DEFAULT_CSS = """
     ViewerScreen { layout: vertical; }
     ViewerScreen > #viewer-title { height: 1; padding: 0 1; background: $accent 20%; }
-    ViewerScreen > #viewer-hint { height: 1; padding: 0 1; color: $text-muted; }
+    ViewerScreen > #viewer-hint { height: auto; padding: 0 1; color: $text-muted; }
     ViewerScreen > #viewer-live {
         height: auto; max-height: 8; padding: 0 1; color: $text-muted;
         border-top: solid $accent 30%; display: none;
