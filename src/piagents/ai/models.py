@@ -108,6 +108,12 @@ def model_info(ref: ModelRef) -> ModelInfo:
     return ModelInfo()
 
 
+def has_thinking_levels(ref: ModelRef) -> bool:
+    """False for a model known to have none (the embedded model, gpt-4o, …), where a
+    thinking level does nothing; True for the others (an unknown one may think)."""
+    return model_info(ref).reasoning is not False
+
+
 def cost_of(info: ModelInfo, inp: int, out: int, cache_read: int, cache_write: int) -> float:
     return (
         inp * info.input_cost

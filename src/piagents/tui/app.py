@@ -17,6 +17,7 @@ from textual.widgets import TextArea
 from piagents.agent import Agent
 from piagents.agents.coordinator import AgentCallError
 from piagents.ai.messages import now_ms
+from piagents.ai.models import THINKING_LEVELS, has_thinking_levels
 from piagents.ai.registry import ProviderConfigError
 from piagents.harness.events import AssistantDelta, LoopEvent
 from piagents.runtime import Runtime
@@ -30,7 +31,7 @@ from piagents.tui.error_screen import ErrorScreen
 from piagents.tui.footer import StatusFooter, status_of
 from piagents.tui.frames import FrameScheduler
 from piagents.tui.keys import enable_alt_enter
-from piagents.tui.problems import Problem, definition_problems, runtime_problems
+from piagents.tui.problems import session_problems
 from piagents.tui.progress import ProgressLine
 from piagents.tui.queued import QueuedInputs
 from piagents.tui.supervision_screen import SupervisionScreen
@@ -80,7 +81,6 @@ class PiAgentsApp(App[int]):
         self._stop = asyncio.Event()
         self._frames = FrameScheduler(self, self.refresh_status)
         self._quit_armed = False
-        self._startup_problems: tuple[Problem, ...] = ()
         self._root_changed = True  # the footer reads the root's entries only after a change
         self.transcript = Transcript(id="transcript")
         self.progress = ProgressLine(id="progress", clock=clock)
@@ -117,7 +117,6 @@ class PiAgentsApp(App[int]):
         if not self._runtime_open.is_set():
             self._fail("pi-agents could not start", self._runtime_error())
             return
-        self._startup_problems = runtime_problems(self.runtime)
         try:
             root = await self._open_root(self.runtime)
         except SessionInUse as exc:
@@ -232,12 +231,10 @@ class PiAgentsApp(App[int]):
         self.refresh_supervision()
 
     def _show_problems(self, root: Agent) -> None:
-        """Settings and extension warnings, and a lead's definition problems, where the
-        conversation now stands (they name what to fix; the defaults are used meanwhile)."""
-        problems = self._startup_problems
-        if self.runtime.supervisor.face(root.session.record) == "supervision":
-            problems = (*problems, *definition_problems(self.runtime, root.cwd))
-        for problem in problems:
+        """Settings and extension warnings, a thinking level the model cannot use and a
+        lead's definition problems, where the conversation now stands (they name what
+        to fix; the defaults are used meanwhile)."""
+        for problem in session_problems(self.runtime, root):
             self.transcript.notice(problem.text, kind=problem.severity)
 
     def _unlisten(self, agent: Agent) -> None:
@@ -307,8 +304,10 @@ class PiAgentsApp(App[int]):
         if message.text_area is not self.editor:
             return
         self._quit_armed = False
-        models = [str(self.root.model)] if self.root is not None else []
-        self.completion_list.offer(completions(self.editor.text, models))
+        root = self.root
+        models = [str(root.model)] if root is not None else []
+        levels = THINKING_LEVELS if root is None or has_thinking_levels(root.model) else ("off",)
+        self.completion_list.offer(completions(self.editor.text, models, levels))
         self.editor.completing = self.completion_list.display
 
     def _hide_completions(self) -> None:

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeAlias
 
+from piagents.agent import Agent
+from piagents.ai.models import ModelRef, has_thinking_levels
 from piagents.runtime import Runtime
 from piagents.supervision.definitions import DefinitionError, discover
 from piagents.supervision.supervisor import project_dir
@@ -30,6 +32,29 @@ class Problem:
 def runtime_problems(runtime: Runtime) -> tuple[Problem, ...]:
     """Settings and extension warnings: the defaults are used, or the extension is not."""
     return tuple(Problem("warning", f"Warning: {w}") for w in runtime.warnings)
+
+
+def no_levels(model: ModelRef) -> str:
+    return f"{model} has no thinking levels"
+
+
+def thinking_note(model: ModelRef, level: str) -> str | None:
+    """What to say of a thinking level the model cannot use (pure); None if it can."""
+    if level == "off" or has_thinking_levels(model):
+        return None
+    return f"{no_levels(model)}: thinking {level} has no effect."
+
+
+def session_problems(runtime: Runtime, root: Agent) -> tuple[Problem, ...]:
+    """What to tell the user when `root` opens: the runtime's warnings, a thinking level
+    its model cannot use, and a lead's definition problems."""
+    problems = list(runtime_problems(runtime))
+    note = thinking_note(root.model, root.thinking)
+    if note is not None:
+        problems.append(Problem("warning", f"Warning: {note}"))
+    if runtime.supervisor.face(root.session.record) == "supervision":
+        problems.extend(definition_problems(runtime, root.cwd))
+    return tuple(problems)
 
 
 def definition_problems(runtime: Runtime, cwd: str) -> tuple[Problem, ...]:
