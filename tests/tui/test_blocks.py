@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from tui_support import make_app, screen_text, started, submit, until
+from tui_support import make_app, runtime, screen_text, started, submit, until
 
 from piagents.ai.messages import ToolResultMessage
 from piagents.store.records import MessageEntry
 from piagents.testing import Reply, ToolCall
+from piagents.tui.app import PiAgentsApp
+from piagents.tui.blocks import ManagedMessageBlock, UserBlock
 
 
 async def test_wait_results_read_as_a_block_per_agent_with_the_answer_as_markdown(
@@ -54,3 +56,32 @@ async def test_wait_results_read_as_a_block_per_agent_with_the_answer_as_markdow
             and e.message.details.get("pending") is not None
         ]
         assert waited.text.startswith(f'<agent-result name="poet" id="{ids[poet.id]}"')
+
+
+async def test_a_managed_agents_result_reads_as_a_block_with_its_status_and_answer(
+    home, work, script
+):
+    def lead(call):
+        called = [
+            c.args["action"] for m in call.messages if m.role == "assistant" for c in m.tool_calls
+        ]
+        if "delegate" not in called:
+            task = {"action": "delegate", "definition": "generalist", "task": "a haiku"}
+            return Reply(tool_calls=[ToolCall("agent", task)])
+        return "Delegated."
+
+    script.on(None, lead)
+    script.on("*", lambda call: "Waves fold on sand,\nsalt wind **hums**.")
+    rt = runtime(home, script, spawnPlacement="inline")
+    app = PiAgentsApp(rt, lambda r: r.open_root(cwd=work, agent_api="supervision"))
+    async with app.run_test(size=(100, 40)) as pilot:
+        await started(pilot)
+        await submit(pilot, "haiku please")
+        await until(pilot, lambda: app.query(ManagedMessageBlock), what="the result")
+        await pilot.pause()
+        lines = [line.strip() for line in screen_text(app).splitlines()]
+        at = lines.index("▌ generalist-1 (generalist)  completed")
+        assert lines[at + 1 : at + 3] == ["▌ Waves fold on sand,", "▌ salt wind hums."]
+        assert lines[at + 3].startswith("▌ session ")
+        assert "To continue this work later" not in screen_text(app)
+        assert len(app.query(UserBlock)) == 1  # only the user's own input

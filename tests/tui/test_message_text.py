@@ -2,8 +2,17 @@
 
 from piagents.agents.texts import Shown, agent_message
 from piagents.agents.wait_output import ResultItem, render_wait
+from piagents.supervision.texts import question_notification, terminal_result
 from piagents.tui import message_text
-from piagents.tui.message_text import WaitResult, WaitView, fold, tool_arguments, wait_view
+from piagents.tui.message_text import (
+    ManagedMessage,
+    WaitResult,
+    WaitView,
+    fold,
+    managed_message,
+    tool_arguments,
+    wait_view,
+)
 
 
 def test_a_message_from_another_agent_names_its_sender():
@@ -130,3 +139,61 @@ def test_other_results_are_not_wait_results():
     assert wait_view("No results.", {"results": [], "pending": []}) is None
     assert wait_view("Agent w (1a2b3c4d) started.", {"agent": {"id": POET}}) is None
     assert wait_view("whatever", None) is None
+
+
+# ---- a lead's managed agents ---------------------------------------------------------------
+
+
+def test_a_managed_agents_result_is_read_with_its_status_answer_and_error():
+    text = terminal_result(
+        agent="generalist-1",
+        definition="generalist",
+        session="7e0d35aa-bfe4",
+        request="5ccd2461",
+        status="failed",
+        final_answer="Half of it:\nthe parser.",
+        error="HTTP 500",
+    )
+
+    assert managed_message(text) == ManagedMessage(
+        "generalist-1",
+        "generalist",
+        "7e0d35aa-bfe4",
+        "failed",
+        "Half of it:\nthe parser.",
+        "HTTP 500",
+    )
+
+
+def test_a_retired_agents_handoff_is_its_body():
+    text = terminal_result(
+        agent="scout-2",
+        definition="scout",
+        session="s",
+        request="r",
+        status="retired",
+        final_answer="notes",
+    )
+
+    parsed = managed_message(text)
+
+    assert parsed is not None and (parsed.status, parsed.body) == ("retired", "notes")
+
+
+def test_a_question_to_the_lead_is_read_as_asked():
+    text = question_notification(
+        agent="reviewer-1",
+        definition="reviewer",
+        session="s",
+        request="r",
+        ask="a",
+        question="Which branch?",
+    )
+
+    assert managed_message(text) == ManagedMessage(
+        "reviewer-1", "reviewer", "s", "asks", "Which branch?"
+    )
+
+
+def test_the_users_own_text_is_not_a_managed_agents_message():
+    assert managed_message("Agent x completed its assignment.") is None

@@ -12,8 +12,24 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from piagents.ai.messages import AssistantMessage, ToolCall, ToolResultMessage
-from piagents.tui.message_text import AgentMessage, WaitView, fold, tool_arguments, wait_view
+from piagents.tui.message_text import (
+    AgentMessage,
+    ManagedMessage,
+    WaitView,
+    fold,
+    tool_arguments,
+    wait_view,
+)
 from piagents.tui.streamed_markdown import StreamedMarkdown, answer_markdown
+
+_STATUS_STYLES = {
+    "completed": "bold green",
+    "failed": "bold red",
+    "aborted": "bold yellow",
+    "closed": "bold yellow",
+    "retired": "bold yellow",
+    "lost": "bold red",
+}
 
 
 class UserBlock(Static):
@@ -47,6 +63,33 @@ class AgentMessageBlock(Static):
 
 
 NoticeKind: TypeAlias = Literal["info", "warning", "error"]
+
+
+class ManagedMessageBlock(Static):
+    """A lead's managed agent reporting: its result (status, answer, error) or question."""
+
+    DEFAULT_CSS = """
+    ManagedMessageBlock {
+        border-left: outer $accent; padding: 0 1; margin: 1 0 0 0; background: $accent 8%;
+    }
+    """
+
+    def __init__(self, message: ManagedMessage) -> None:
+        header = Text(f"{message.agent} ({message.definition})", style="bold")
+        if message.status == "asks":
+            header.append("  asks you, and is blocked until you reply:", style="bold")
+        else:
+            header.append(f"  {message.status}", style=_STATUS_STYLES.get(message.status, "bold"))
+        parts: list[RenderableType] = [header]
+        if message.error is not None:
+            parts.append(Text(f"Error: {message.error}", style="red"))
+        label = "Handoff:" if message.status == "retired" else None
+        if label is not None:
+            parts.append(Text(label, style="dim"))
+        if message.body.strip() and message.body != "(none)":
+            parts.append(answer_markdown(message.body))
+        parts.append(Text(f"session {message.session}", style="dim"))
+        super().__init__(Group(*parts))
 
 
 class Notice(Static):
@@ -198,9 +241,6 @@ class ToolBlock(Static):
         if hidden:
             text.append(f"\n{_more(hidden)}", style="italic")
         self.update(text)
-
-
-_STATUS_STYLES = {"completed": "bold green", "failed": "bold red", "aborted": "bold yellow"}
 
 
 def wait_parts(view: WaitView, expanded: bool) -> list[RenderableType]:

@@ -170,3 +170,52 @@ def wait_view(text: str, details: Any) -> WaitView | None:
     if tagged:
         notes.extend(line for line in text[pos:].split("\n") if line.strip())
     return WaitView(tuple(results), tuple(notes))
+
+
+# ---- what a lead's managed agents send it -------------------------------------------------
+
+_EVIDENCE = (
+    r"agent=(?P<agent>\S+) definition=(?P<definition>\S+) session=(?P<session>\S+) "
+    r"request=\S+"
+)
+_TERMINAL_RESULT = re.compile(
+    rf"^Agent \S+ [^\n]*\.\n{_EVIDENCE} status=(?P<status>\w+)\n(?P<rest>.*)$", re.DOTALL
+)
+_QUESTION = re.compile(
+    rf"^Agent \S+ asks you a question and is blocked until you reply\.\n{_EVIDENCE} ask=\S+\n"
+    r"Answer with: [^\n]*\n\nQuestion:\n(?P<question>.*)$",
+    re.DOTALL,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ManagedMessage:
+    """A managed agent's result (or question) as its lead's conversation holds it."""
+
+    agent: str
+    definition: str
+    session: str
+    status: str  # a result's status, or "asks" for a question
+    body: str  # the final answer, the handoff or the question
+    error: str | None = None
+
+
+def managed_message(text: str) -> ManagedMessage | None:
+    """The parts of a terminal result or `ask_owner` question delivered to a lead, or None."""
+    m = _QUESTION.match(text)
+    if m is not None:
+        return ManagedMessage(
+            m.group("agent"), m.group("definition"), m.group("session"), "asks", m["question"]
+        )
+    m = _TERMINAL_RESULT.match(text)
+    if m is None:
+        return None
+    head, heading, body = m.group("rest").partition("\n\nFinal answer:\n")
+    if not heading:
+        head, heading, body = m.group("rest").partition("\n\nHandoff:\n")
+    if not heading:
+        return None
+    error = next((line[7:] for line in head.split("\n") if line.startswith("Error: ")), None)
+    return ManagedMessage(
+        m.group("agent"), m.group("definition"), m.group("session"), m["status"], body, error
+    )

@@ -28,13 +28,14 @@ from piagents.store.records import CompactionEntry, Entry, MessageEntry
 from piagents.tui.blocks import (
     AgentMessageBlock,
     AssistantBlock,
+    ManagedMessageBlock,
     Notice,
     NoticeKind,
     ToolBlock,
     UserBlock,
 )
 from piagents.tui.frames import FrameScheduler
-from piagents.tui.message_text import agent_message
+from piagents.tui.message_text import agent_message, managed_message
 
 _SHOWN = (AssistantDelta, AssistantRetry, Compacted, MessageCommitted, RunEnded, ToolStarted)
 RECENT_ENTRIES = 40  # shown when a conversation opens (a few screens); the rest a page at a time
@@ -176,7 +177,10 @@ class Transcript(VerticalScroll):
     def _blocks_for(self, message: Message) -> list[Widget]:
         if isinstance(message, UserMessage):
             sent = agent_message(message.text)
-            return [UserBlock(message.text) if sent is None else AgentMessageBlock(sent)]
+            if sent is not None:
+                return [AgentMessageBlock(sent)]
+            managed = managed_message(message.text)
+            return [UserBlock(message.text) if managed is None else ManagedMessageBlock(managed)]
         if isinstance(message, ToolResultMessage):
             block = self._tools.get(message.tool_call_id)
             if block is not None:
