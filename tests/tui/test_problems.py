@@ -118,3 +118,19 @@ async def test_definition_problems_are_errors_when_discovery_stops_and_else_warn
                 "low, medium, high, xhigh, max or false, got 'loud'",
             ),
         )
+
+
+async def test_trusting_a_project_shows_the_problems_its_definitions_now_cause(home, work, script):
+    broken_project_definition(work)
+    (work / ".pi-agents" / "agents" / "fixer.md").write_text(
+        "---\nname: fixer\ndescription: fixes\n---\nFix.\n"
+    )
+    app = lead_app(home, work, script)
+    async with app.run_test(size=(140, 32)) as pilot:
+        await started(pilot)
+        await until(pilot, lambda: isinstance(app.screen, TrustScreen), what="the question")
+        assert any("odd.md" in n and "not trusted" in n for n in notices(app))
+        await pilot.press("y")
+        await until(pilot, lambda: any("Trusted" in n for n in notices(app)), what="trusted")
+        [error] = [n for n in notices(app) if n.startswith("Agent definitions cannot be used")]
+        assert "odd.md" in error and "`tools`" in error

@@ -31,7 +31,7 @@ from piagents.tui.error_screen import ErrorScreen
 from piagents.tui.footer import StatusFooter, status_of
 from piagents.tui.frames import FrameScheduler
 from piagents.tui.keys import enable_alt_enter
-from piagents.tui.problems import session_problems
+from piagents.tui.problems import definition_problems, session_problems
 from piagents.tui.progress import ProgressLine
 from piagents.tui.queued import QueuedInputs
 from piagents.tui.supervision_screen import SupervisionScreen
@@ -163,6 +163,8 @@ class PiAgentsApp(App[int]):
                 self.transcript.notice(f"Could not trust {project}: {exc}", error=True)
                 return
             self.transcript.notice(f"Trusted {project}: its agent definitions are used.")
+            for problem in definition_problems(self.runtime, root.cwd):  # now they count
+                self.transcript.notice(problem.text, kind=problem.severity)
 
         self.push_screen(TrustScreen(project, sorted(untrusted)), callback=answered)
 
