@@ -125,8 +125,11 @@ class ProgressLine(Static):
         self.unfollow()
         self._agent = agent
         agent.loop.listeners.append(self._on_event)
-        if agent.loop.phase != "idle":  # opened mid-run: the start is not known, count from now
-            self._set(Activity(self.clock(), "Working"))
+        phase = agent.loop.phase
+        if phase != "idle":  # opened mid-run: the start is not known, count from now
+            self._set(
+                Activity(self.clock(), "Waiting for a slot" if phase == "queued" else "Working")
+            )
 
     def unfollow(self) -> None:
         if self._agent is not None:
