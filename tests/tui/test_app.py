@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 
-import pytest
 from tui_support import (
     StreamingModel,
     make_app,
@@ -76,19 +75,6 @@ async def test_an_answer_streams_into_the_transcript_as_markdown_with_thinking_d
         assert answer.text == "# Title\n\nSome **bold** text."
         thinking = answer.query_one(".thinking")
         assert thinking.styles.text_style.italic
-
-
-async def test_an_answer_keeps_its_line_breaks_as_the_print_mode_prints_them(home, work):
-    app = make_app(home, work, lambda call: "Roses are red,\nthe sea is blue,\n**sugar** is sweet.")
-    async with app.run_test(size=(100, 30)) as pilot:
-        await started(pilot)
-        await submit(pilot, "a poem")
-        await until(pilot, lambda: "sweet." in screen_text(app), what="the answer")
-        lines = [line.strip() for line in screen_text(app).splitlines()]
-        assert lines[lines.index("Roses are red,") + 1 : lines.index("Roses are red,") + 3] == [
-            "the sea is blue,",
-            "sugar is sweet.",
-        ]
 
 
 async def test_enter_sends_a_steer_while_a_turn_runs_and_alt_enter_a_follow_up(
@@ -231,20 +217,6 @@ async def test_the_footer_shows_cwd_session_name_model_thinking_tokens_cost_and_
         assert footer[0].startswith(" ~/work")
         assert "↑0 ↓0 $0.000 0.0%/128k" in footer[1]
         assert footer[1].endswith("faux/function • off")
-
-
-async def test_the_footer_gives_the_embedded_models_own_context_window(home, work):
-    from piagents.ai import local
-
-    if not local.is_installed():
-        pytest.skip("the `local` extra is not installed")
-    # Only the model is named: nothing is asked of it, so it is never loaded.
-    app = PiAgentsApp(piagents.Runtime(home=home, model=local.MODEL), lambda r: r.open_root(work))
-    async with app.run_test(size=(120, 30)) as pilot:
-        await started(pilot)
-        footer = screen_text(app).splitlines()[-1]
-        assert "0.0%/8.2k" in footer, footer
-        assert footer.endswith("local/smollm2 • off")
 
 
 # ---- task panel ----------------------------------------------------------------------

@@ -85,3 +85,16 @@ async def test_a_managed_agents_result_reads_as_a_block_with_its_status_and_answ
         assert lines[at + 3].startswith("▌ session ")
         assert "To continue this work later" not in screen_text(app)
         assert len(app.query(UserBlock)) == 1  # only the user's own input
+
+
+async def test_an_answer_keeps_its_line_breaks_as_the_print_mode_prints_them(home, work):
+    app = make_app(home, work, lambda call: "Roses are red,\nthe sea is blue,\n**sugar** is sweet.")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(pilot)
+        await submit(pilot, "a poem")
+        await until(pilot, lambda: "sweet." in screen_text(app), what="the answer")
+        lines = [line.strip() for line in screen_text(app).splitlines()]
+        assert lines[lines.index("Roses are red,") + 1 : lines.index("Roses are red,") + 3] == [
+            "the sea is blue,",
+            "sugar is sweet.",
+        ]
