@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from piagents import __version__, cli_input
 
 if TYPE_CHECKING:
+    from piagents.ai.models import ModelRef
     from piagents.runtime import Runtime
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -356,6 +357,7 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
         async with runtime:
             try:
                 root = await _open(runtime, args)
+                say_if_no_thinking_levels(root.model, args.thinking or _level_in(args.model))
                 if args.mode == "json":
                     return await _run_json(root, prompt)
                 answer = await root.prompt(prompt)
@@ -378,6 +380,26 @@ def _print_answer(answer: str) -> int:
     except BrokenPipeError:
         return stdout_closed()
     return EXIT_OK
+
+
+def _level_in(model: str | None) -> str | None:
+    from piagents.ai.models import ModelRef
+
+    try:
+        return ModelRef.parse(model).thinking if model else None
+    except ValueError:
+        return None
+
+
+def say_if_no_thinking_levels(model: ModelRef, level: str | None) -> None:
+    """A thinking level asked for a model that has none: one line on stderr."""
+    from piagents.ai.models import has_thinking_levels
+
+    if level and level != "off" and not has_thinking_levels(model):
+        print(
+            f"pi-agents: {model} has no thinking levels; --thinking {level} has no effect.",
+            file=sys.stderr,
+        )
 
 
 def _check_tool_names(names: list[str]) -> None:

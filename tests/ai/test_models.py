@@ -9,6 +9,7 @@ from piagents.ai.models import (
     ModelInfo,
     ModelRef,
     cost_of,
+    has_thinking_levels,
     model_info,
     parse_thinking_level,
 )
@@ -166,6 +167,31 @@ def test_an_unknown_model_gets_conservative_defaults(model_id: str) -> None:
     assert info == ModelInfo()
     assert info.context_window == 128_000 and info.max_output == 16_384
     assert info.input_cost == 0.0 and not info.reasoning
+
+
+def test_the_embedded_model_has_the_window_it_is_loaded_with() -> None:
+    from piagents.ai import local
+
+    info = model_info(ModelRef.parse(local.MODEL))
+
+    assert info.context_window == local.CONTEXT_WINDOW == 8192
+    assert info.max_output == local.DEFAULT_MAX_OUTPUT
+    assert info.reasoning is False
+
+
+@pytest.mark.parametrize(
+    ("model", "levels"),
+    [
+        ("local/smollm2", False),
+        ("openai/gpt-4o", False),
+        ("anthropic/claude-sonnet-4-5", True),
+        ("ollama/qwen3:8b", True),  # not known: the server may think
+    ],
+)
+def test_a_model_has_thinking_levels_unless_it_is_known_to_have_none(
+    model: str, levels: bool
+) -> None:
+    assert has_thinking_levels(ModelRef.parse(model)) is levels
 
 
 def test_the_provider_does_not_change_a_models_facts() -> None:

@@ -25,6 +25,7 @@ from piagents.harness.compaction import (
     CompactionError,
     auto_compaction,
     compact,
+    compaction_threshold,
     context_tokens,
     estimate_tokens,
     find_cut_point,
@@ -128,6 +129,15 @@ def test_should_compact_only_above_the_window_minus_the_reserve() -> None:
     assert should_compact(9001, 10_000, settings)
     off = CompactionSettings(enabled=False, reserve_tokens=1000)
     assert not should_compact(9999, 10_000, off)
+
+
+def test_a_reserve_as_large_as_the_window_keeps_three_quarters_of_it_for_the_context() -> None:
+    # The default reserve (16,384) on the embedded model's 8,192-token window.
+    settings = CompactionSettings()
+    assert compaction_threshold(8192, settings) == 6144
+    assert not should_compact(1800, 8192, settings)
+    assert should_compact(6145, 8192, settings)
+    assert compaction_threshold(128_000, settings) == 128_000 - 16_384
 
 
 # ---- cut point ---------------------------------------------------------------------------

@@ -37,7 +37,8 @@ def tree_app(home, work, tmp_path, monkeypatch, script, gate, seeded_ids):
     script.on(None, root)
     script.on("w", w)
     script.on("*", gate.handler)
-    return make_app(home, work, script, maxConcurrent=2, maxOutstanding=8)
+    # A clock that stands still: the progress line's spinner and time stay as they are.
+    return make_app(home, work, script, clock=lambda: 0, maxConcurrent=2, maxOutstanding=8)
 
 
 async def start_tree(pilot) -> None:
@@ -108,3 +109,40 @@ def test_the_main_screen_of_a_lead_with_managed_agents(
         await pilot.pause(0.1)
 
     assert snap_compare(app, terminal_size=(100, 30), run_before=delegate_two)
+
+
+def test_the_main_screen_with_wait_results_and_a_working_model(
+    home, work, tmp_path, monkeypatch, script, gate, seeded_ids, snap_compare
+):
+    """A wait's results as blocks, then the progress line of the next turn."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+
+    def root(call):
+        calls = [
+            c.args["action"] for m in call.messages if m.role == "assistant" for c in m.tool_calls
+        ]
+        if "spawn" not in calls:
+            return spawn("poet", "chef")
+        if "wait" not in calls:
+            return Reply(tool_calls=[ToolCall("agent", {"action": "wait"})])
+        if call.messages[-1].role == "user" and call.messages[-1].text == "Thanks.":
+            return gate.handler(call)
+        return "Both answered."
+
+    script.on(None, root)
+    script.on("poet", lambda call: "Waves fold on sand,\nsalt wind hums.")
+    script.on("chef", lambda call: "**Pasta**, risotto\nand pizza.")
+    app = make_app(home, work, script, clock=lambda: 0)
+
+    async def ask(pilot) -> None:
+        await until(pilot, lambda: app.root is not None, what="the root")
+        await submit(pilot, "Ask them.")
+        await until(pilot, lambda: "Both answered." in screen_text(app), what="the answer")
+        await until(pilot, lambda: not app.root.loop.busy, what="the end of the run")
+        await submit(pilot, "Thanks.")
+        await until(pilot, lambda: None in gate.started, what="the next turn")
+        await until(pilot, lambda: "Waiting for the model" in app.progress.text, what="the line")
+        await pilot.pause(0.1)
+
+    assert snap_compare(app, terminal_size=(100, 40), run_before=ask)
+    gate.release(None)

@@ -419,7 +419,8 @@ async def test_definitions_that_cannot_be_discovered_show_the_error(home, work, 
     async with app.run_test(size=(110, 32)) as pilot:
         await started(pilot)
         screen = await open_section(pilot, "definitions")
-        assert screen.message_is_error
-        assert "broken.md" in screen.message and "colour" in screen.message
+        problems = screen.query_one("#definition-problems")
+        assert problems.has_class("-error")
+        assert "broken.md" in str(problems.render()) and "colour" in str(problems.render())
         options = screen.query_one("#definition-list")
         assert str(options.get_option_at_index(0).prompt) == "The definitions cannot be read."

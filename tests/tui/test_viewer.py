@@ -331,3 +331,89 @@ async def test_the_viewer_shows_the_live_output_of_an_agent_working_elsewhere(ho
         ended = msgspec.structs.replace(g, state="ended", outcome="completed", ended=1)
         assert store.update_generation(ended, end=True)
         await until(pilot, lambda: not live.display, what="the live output to go")
+
+
+# ---- the viewer's keys and its hint -------------------------------------------------------
+
+
+def reading_child(gate):
+    """An owned Agent that reads a long file, then waits on its gate."""
+
+    def route(call):
+        if call.messages[-1].role == "toolResult":
+            return gate.handler(call)
+        return Reply(tool_calls=[ToolCall("read", {"path": "long.txt"})])
+
+    return route
+
+
+async def test_the_hint_names_each_key_the_viewer_binds():
+    from piagents.tui.viewer import HINT, KEYS
+
+    assert " · ".join(f"{key} {what}" for key, what in KEYS) == HINT
+    for key in ("Enter", "Alt+Enter", "Shift+Enter", "Esc", "Ctrl+C", "PgUp/PgDn", "Ctrl+O"):
+        assert key in dict(KEYS)
+
+
+async def test_ctrl_o_and_the_page_keys_act_on_the_viewers_conversation(home, work, script, gate):
+    (work / "long.txt").write_text("\n".join(f"line {i}" for i in range(60)))
+    script.on(None, root_spawning("w"))
+    script.on("w", reading_child(gate))
+    app = make_app(home, work, script)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(pilot)
+        await submit(pilot, "spawn")
+        await until(pilot, lambda: "w" in gate.started, what="w to read and wait")
+        viewer = await open_viewer(pilot, "w")
+        await until(pilot, lambda: "more lines" in screen_text(app), what="w's folded result")
+        await pilot.press("ctrl+o")
+        await until(pilot, lambda: viewer.transcript.expanded, what="the viewer to unfold")
+        assert not app.transcript.expanded
+        viewer.transcript.scroll_end(animate=False)
+        await until(pilot, lambda: "line 59" in screen_text(app), what="the end of the result")
+        bottom = viewer.transcript.scroll_y
+        assert bottom > 0
+        await pilot.press("pageup")
+        await until(pilot, lambda: viewer.transcript.scroll_y < bottom, what="a page up")
+        await pilot.press("pagedown")
+        await until(pilot, lambda: viewer.transcript.scroll_y == bottom, what="a page down")
+        gate.release("w")
+
+
+async def test_alt_enter_in_the_viewer_sends_a_follow_up_for_after_the_turn(
+    home, work, script, gate
+):
+    script.on(None, root_spawning("w"))
+    script.on("w", gate.handler)
+    app = make_app(home, work, script)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(pilot)
+        await submit(pilot, "spawn")
+        await until(pilot, lambda: "w" in gate.started, what="w to start")
+        w = agent_named(app, "w")
+        await open_viewer(pilot, "w")
+        await submit(pilot, "later", key="alt+enter")
+        await until(pilot, lambda: w.loop.queued_inputs(), what="the input to queue")
+        assert [(i.text, i.delivery) for i in w.loop.queued_inputs()] == [("later", "followUp")]
+        gate.release("w")
+
+
+async def test_the_page_keys_page_the_agent_list_instead_of_the_hidden_transcript(
+    home, work, script, gate
+):
+    script.on(None, root_spawning(*(f"a{i}" for i in range(12))))
+    script.on("*", gate.handler)
+    app = make_app(home, work, script, maxConcurrent=12, maxOutstanding=12)
+    async with app.run_test(size=(100, 20)) as pilot:
+        await started(pilot)
+        await submit(pilot, "spawn")
+        await until(pilot, lambda: len(gate.started) == 12, what="the twelve to start")
+        await submit(pilot, "/agents")
+        await until(pilot, lambda: isinstance(app.screen, AgentListScreen), what="the list")
+        options = app.screen.query_one("OptionList")
+        await until(pilot, lambda: options.option_count == 12, what="the rows")
+        assert options.highlighted == 0
+        await pilot.press("pagedown")
+        await until(pilot, lambda: (options.highlighted or 0) > 1, what="a page down")
+        for i in range(12):
+            gate.release(f"a{i}")

@@ -55,7 +55,8 @@ class Gate:
 
 
 class StreamingModel(FunctionModel):
-    """The faux model, but answers stream as many deltas: `route` returns (kind, text) chunks."""
+    """The faux model, but answers stream as many deltas: `route` returns (kind, text)
+    chunks; ("pause", seconds) sleeps and ("wait", event) waits for the test's event."""
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         call = ModelCall(
@@ -68,6 +69,8 @@ class StreamingModel(FunctionModel):
         for kind, chunk in chunks:
             if kind == "pause":
                 await asyncio.sleep(float(chunk))
+            elif kind == "wait":  # an asyncio.Event the test sets
+                await chunk.wait()
             elif kind == "thinking":
                 thinking.append(chunk)
                 yield ThinkingDelta(chunk)
@@ -93,9 +96,11 @@ def runtime(home, model, **agents_settings) -> piagents.Runtime:
     return piagents.Runtime(home=home, model=model, settings=settings)
 
 
-def make_app(home, work, model, **agents_settings) -> PiAgentsApp:
+def make_app(home, work, model, clock=None, **agents_settings) -> PiAgentsApp:
     rt = runtime(home, model, **agents_settings)
-    return PiAgentsApp(rt, lambda r: r.open_root(cwd=work))
+    if clock is None:
+        return PiAgentsApp(rt, lambda r: r.open_root(cwd=work))
+    return PiAgentsApp(rt, lambda r: r.open_root(cwd=work), clock=clock)
 
 
 async def until(pilot, predicate, timeout: float = 20.0, what: str = "") -> None:

@@ -64,14 +64,14 @@ class ModelInfo:
     output_cost: float = 0.0
     cache_read_cost: float = 0.0
     cache_write_cost: float = 0.0
-    reasoning: bool = False
+    reasoning: bool | None = None  # whether it has thinking levels; None: not known
 
 
 # A few well-known models; anything else gets conservative defaults.
 _KNOWN: dict[str, ModelInfo] = {
-    "gpt-4o": ModelInfo(128_000, 16_384, 2.5, 10.0, 1.25, 0.0),
-    "gpt-4o-mini": ModelInfo(128_000, 16_384, 0.15, 0.6, 0.075, 0.0),
-    "gpt-4.1": ModelInfo(1_047_576, 32_768, 2.0, 8.0, 0.5, 0.0),
+    "gpt-4o": ModelInfo(128_000, 16_384, 2.5, 10.0, 1.25, 0.0, False),
+    "gpt-4o-mini": ModelInfo(128_000, 16_384, 0.15, 0.6, 0.075, 0.0, False),
+    "gpt-4.1": ModelInfo(1_047_576, 32_768, 2.0, 8.0, 0.5, 0.0, False),
     "gpt-5": ModelInfo(400_000, 128_000, 1.25, 10.0, 0.125, 0.0, True),
     "gpt-5-mini": ModelInfo(400_000, 128_000, 0.25, 2.0, 0.025, 0.0, True),
     "o3": ModelInfo(200_000, 100_000, 2.0, 8.0, 0.5, 0.0, True),
@@ -83,10 +83,20 @@ _KNOWN: dict[str, ModelInfo] = {
 }
 
 
+# Models known by provider and id: the embedded model (its window is the one
+# `piagents.ai.local` loads it with, CONTEXT_WINDOW and DEFAULT_MAX_OUTPUT there).
+_KNOWN_REFS: dict[tuple[str, str], ModelInfo] = {
+    ("local", "smollm2"): ModelInfo(8192, 384, reasoning=False),
+}
+
+
 def model_info(ref: ModelRef) -> ModelInfo:
     """Facts of a known model: an exact id, else the longest known name that is
     followed by `-` (dated or suffixed ids); ids routed through another vendor's
     prefix (`openai/gpt-5` on a gateway) are matched by their last part too."""
+    known = _KNOWN_REFS.get((ref.provider, ref.model_id))
+    if known is not None:
+        return known
     for model_id in dict.fromkeys((ref.model_id, ref.model_id.rsplit("/", 1)[-1])):
         info = _KNOWN.get(model_id)
         if info is not None:
@@ -96,6 +106,12 @@ def model_info(ref: ModelRef) -> ModelInfo:
             if model_id.startswith(name + "-"):
                 return _KNOWN[name]
     return ModelInfo()
+
+
+def has_thinking_levels(ref: ModelRef) -> bool:
+    """False for a model known to have none (the embedded model, gpt-4o, …), where a
+    thinking level does nothing; True for the others (an unknown one may think)."""
+    return model_info(ref).reasoning is not False
 
 
 def cost_parts(

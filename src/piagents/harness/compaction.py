@@ -98,8 +98,14 @@ class CompactionError(Exception):
 # ---- token estimates ---------------------------------------------------------
 
 
+def compaction_threshold(context_window: int, settings: CompactionSettings) -> int:
+    """Context tokens above which a session is compacted (a managed agent retired): the
+    window less the reserve that fits it (`fit_to_window`)."""
+    return context_window - fit_to_window(settings, context_window).reserve_tokens
+
+
 def should_compact(tokens: int, context_window: int, settings: CompactionSettings) -> bool:
-    return settings.enabled and tokens > context_window - settings.reserve_tokens
+    return settings.enabled and tokens > compaction_threshold(context_window, settings)
 
 
 def fit_to_window(settings: CompactionSettings, context_window: int) -> CompactionSettings:

@@ -28,7 +28,7 @@ import msgspec
 
 from piagents.agents.unrecorded import FIRST_RETRY_S, LAST_RETRY_S
 from piagents.ai.messages import AssistantMessage, ToolResultMessage, UserMessage, now_ms
-from piagents.harness.compaction import fit_to_window
+from piagents.harness.compaction import compaction_threshold
 from piagents.harness.events import (
     AssistantDelta,
     LoopEvent,
@@ -552,8 +552,8 @@ class Supervisor:
             if live.retiring:
                 return
             window = await self.rt.providers.context_window(loop.model)
-            reserve = fit_to_window(self.rt.settings.compaction, window).reserve_tokens
-            if loop.session.context_tokens() > window - reserve:
+            threshold = compaction_threshold(window, self.rt.settings.compaction)
+            if loop.session.context_tokens() > threshold:
                 live.retiring = True
                 entry = loop.session.append_message(UserMessage.of(texts.RETIREMENT_NOTICE))
                 loop.emit(MessageCommitted(entry.message))

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from textual import work
+from textual.actions import SkipAction
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import TextArea
@@ -16,6 +17,7 @@ from textual.widgets import TextArea
 from piagents.agent import Agent
 from piagents.agents.coordinator import AgentCallError
 from piagents.ai.messages import now_ms
+from piagents.ai.models import THINKING_LEVELS, has_thinking_levels
 from piagents.ai.registry import ProviderConfigError
 from piagents.harness.events import AssistantDelta, LoopEvent
 from piagents.runtime import Runtime
@@ -29,6 +31,8 @@ from piagents.tui.error_screen import ErrorScreen
 from piagents.tui.footer import StatusFooter, status_of
 from piagents.tui.frames import FrameScheduler
 from piagents.tui.keys import enable_alt_enter
+from piagents.tui.problems import definition_problems, session_problems
+from piagents.tui.progress import ProgressLine
 from piagents.tui.queued import QueuedInputs
 from piagents.tui.supervision_screen import SupervisionScreen
 from piagents.tui.supervision_status import (
@@ -79,8 +83,9 @@ class PiAgentsApp(App[int]):
         self._quit_armed = False
         self._root_changed = True  # the footer reads the root's entries only after a change
         self.transcript = Transcript(id="transcript")
+        self.progress = ProgressLine(id="progress", clock=clock)
         self.task_panel = TaskPanel(id="tasks")
-        self.clock = clock  # elapsed times of managed agents (injectable for snapshots)
+        self.clock = clock  # elapsed times (injectable for snapshots)
         self.supervision_status = SupervisionStatus(id="supervision", clock=clock)
         # A lead's managed agents are read from the store: at most ten times a second.
         self._supervision_frames = FrameScheduler(self, self.refresh_supervision, delay=0.1)
@@ -92,6 +97,7 @@ class PiAgentsApp(App[int]):
 
     def compose(self) -> ComposeResult:
         yield self.transcript
+        yield self.progress
         yield self.task_panel
         yield self.supervision_status
         yield self.queued
@@ -111,8 +117,6 @@ class PiAgentsApp(App[int]):
         if not self._runtime_open.is_set():
             self._fail("pi-agents could not start", self._runtime_error())
             return
-        for warning in self.runtime.warnings:
-            self.transcript.notice(f"Warning: {warning}", error=True)
         try:
             root = await self._open_root(self.runtime)
         except SessionInUse as exc:
@@ -141,8 +145,7 @@ class PiAgentsApp(App[int]):
             if is_trusted(self.runtime.home, project):
                 return
             untrusted = discover(self.runtime.home, project, False).untrusted
-        except (TrustError, DefinitionError) as exc:
-            self.transcript.notice(f"Agent definitions: {exc}", error=True)
+        except (TrustError, DefinitionError):  # shown with the session's problems
             return
         if not untrusted:
             return
@@ -160,6 +163,8 @@ class PiAgentsApp(App[int]):
                 self.transcript.notice(f"Could not trust {project}: {exc}", error=True)
                 return
             self.transcript.notice(f"Trusted {project}: its agent definitions are used.")
+            for problem in definition_problems(self.runtime, root.cwd):  # now they count
+                self.transcript.notice(problem.text, kind=problem.severity)
 
         self.push_screen(TrustScreen(project, sorted(untrusted)), callback=answered)
 
@@ -199,6 +204,7 @@ class PiAgentsApp(App[int]):
             with contextlib.suppress(ValueError):
                 listeners.remove(listener)
         self.transcript.unfollow()
+        self.progress.unfollow()
         self._stop.set()
         if self._runtime_task is not None:
             with contextlib.suppress(Exception, asyncio.CancelledError):
@@ -221,8 +227,17 @@ class PiAgentsApp(App[int]):
         root.loop.listeners.append(self._on_root_event)
         self.transcript.reset()
         self.transcript.follow(root)
+        self.progress.follow(root)
+        self._show_problems(root)
         self.refresh_status(root_changed=True)
         self.refresh_supervision()
+
+    def _show_problems(self, root: Agent) -> None:
+        """Settings and extension warnings, a thinking level the model cannot use and a
+        lead's definition problems, where the conversation now stands (they name what
+        to fix; the defaults are used meanwhile)."""
+        for problem in session_problems(self.runtime, root):
+            self.transcript.notice(problem.text, kind=problem.severity)
 
     def _unlisten(self, agent: Agent) -> None:
         with contextlib.suppress(ValueError):
@@ -291,8 +306,10 @@ class PiAgentsApp(App[int]):
         if message.text_area is not self.editor:
             return
         self._quit_armed = False
-        models = [str(self.root.model)] if self.root is not None else []
-        self.completion_list.offer(completions(self.editor.text, models))
+        root = self.root
+        models = [str(root.model)] if root is not None else []
+        levels = THINKING_LEVELS if root is None or has_thinking_levels(root.model) else ("off",)
+        self.completion_list.offer(completions(self.editor.text, models, levels))
         self.editor.completing = self.completion_list.display
 
     def _hide_completions(self) -> None:
@@ -337,14 +354,28 @@ class PiAgentsApp(App[int]):
             current = self.editor.text
             self.editor.set_text("\n\n".join([*texts, current] if current else texts))
 
+    def shown_transcript(self) -> Transcript | None:
+        """The transcript on screen: the main one, a viewer's, or none (a list or dialog
+        is open, and the keys are its own)."""
+        screen = self.screen
+        if isinstance(screen, ViewerScreen):
+            return screen.transcript
+        return self.transcript if screen is self.screen_stack[0] else None
+
     def action_toggle_tools(self) -> None:
-        self.transcript.set_expanded(not self.transcript.expanded)
+        transcript = self.shown_transcript()
+        if transcript is None:
+            raise SkipAction()
+        transcript.set_expanded(not transcript.expanded)
 
     def action_scroll_transcript(self, direction: int) -> None:
+        transcript = self.shown_transcript()
+        if transcript is None:
+            raise SkipAction()  # PageUp/PageDown page the open list instead
         if direction < 0:
-            self.transcript.scroll_page_up_or_earlier()
+            transcript.scroll_page_up_or_earlier()
         else:
-            self.transcript.scroll_page_down()
+            transcript.scroll_page_down()
 
     # ---- screens -----------------------------------------------------------------------
 
@@ -370,4 +401,4 @@ class PiAgentsApp(App[int]):
 
     def open_viewer(self, agent_id: str) -> None:
         if self.root is not None:
-            self.push_screen(ViewerScreen(self.runtime, self.root, agent_id))
+            self.push_screen(ViewerScreen(self.runtime, self.root, agent_id, clock=self.clock))

@@ -2,14 +2,34 @@
 
 from __future__ import annotations
 
+from typing import Literal, TypeAlias
+
+from rich.console import Group, RenderableType
+from rich.padding import Padding
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
 from piagents.ai.messages import AssistantMessage, ToolCall, ToolResultMessage
-from piagents.tui.message_text import AgentMessage, fold, tool_arguments
-from piagents.tui.streamed_markdown import StreamedMarkdown
+from piagents.tui.message_text import (
+    AgentMessage,
+    ManagedMessage,
+    WaitView,
+    fold,
+    tool_arguments,
+    wait_view,
+)
+from piagents.tui.streamed_markdown import StreamedMarkdown, answer_markdown
+
+_STATUS_STYLES = {
+    "completed": "bold green",
+    "failed": "bold red",
+    "aborted": "bold yellow",
+    "closed": "bold yellow",
+    "retired": "bold yellow",
+    "lost": "bold red",
+}
 
 
 class UserBlock(Static):
@@ -42,16 +62,48 @@ class AgentMessageBlock(Static):
         super().__init__(text)
 
 
+NoticeKind: TypeAlias = Literal["info", "warning", "error"]
+
+
+class ManagedMessageBlock(Static):
+    """A lead's managed agent reporting: its result (status, answer, error) or question."""
+
+    DEFAULT_CSS = """
+    ManagedMessageBlock {
+        border-left: outer $accent; padding: 0 1; margin: 1 0 0 0; background: $accent 8%;
+    }
+    """
+
+    def __init__(self, message: ManagedMessage) -> None:
+        header = Text(f"{message.agent} ({message.definition})", style="bold")
+        if message.status == "asks":
+            header.append("  asks you, and is blocked until you reply:", style="bold")
+        else:
+            header.append(f"  {message.status}", style=_STATUS_STYLES.get(message.status, "bold"))
+        parts: list[RenderableType] = [header]
+        if message.error is not None:
+            parts.append(Text(f"Error: {message.error}", style="red"))
+        label = "Handoff:" if message.status == "retired" else None
+        if label is not None:
+            parts.append(Text(label, style="dim"))
+        if message.body.strip() and message.body != "(none)":
+            parts.append(answer_markdown(message.body))
+        parts.append(Text(f"session {message.session}", style="dim"))
+        super().__init__(Group(*parts))
+
+
 class Notice(Static):
-    """A line from the UI itself: command results, aborted turns, errors."""
+    """A line from the UI itself: command results, aborted turns, warnings, errors."""
 
     DEFAULT_CSS = """
     Notice { color: $text-muted; padding: 0 1; margin: 1 0 0 0; }
+    Notice.-warning { color: $text-warning; }
     Notice.-error { color: $text-error; }
     """
 
-    def __init__(self, text: str, *, error: bool = False) -> None:
-        super().__init__(Text(text), classes="-error" if error else "")
+    def __init__(self, text: str, *, error: bool = False, kind: NoticeKind = "info") -> None:
+        kind = "error" if error else kind
+        super().__init__(Text(text), classes="" if kind == "info" else f"-{kind}")
 
 
 class AssistantBlock(Vertical):
@@ -174,11 +226,46 @@ class ToolBlock(Static):
         if self.result is None:
             if self.running:
                 text.append("  …", style="dim")
-        else:
-            body, hidden = fold(self.result.text, self.expanded)
-            if body:
-                text.append("\n")
-                text.append(body, style="red" if self.result.is_error else "dim")
-            if hidden:
-                text.append(f"\n… {hidden} more lines (click or Ctrl+O to expand)", style="italic")
+            self.update(text)
+            return
+        view = (
+            wait_view(self.result.text, self.result.details) if self.call.name == "agent" else None
+        )
+        if view is not None:
+            self.update(Group(text, *wait_parts(view, self.expanded)))
+            return
+        body, hidden = fold(self.result.text, self.expanded)
+        if body:
+            text.append("\n")
+            text.append(body, style="red" if self.result.is_error else "dim")
+        if hidden:
+            text.append(f"\n{_more(hidden)}", style="italic")
         self.update(text)
+
+
+def wait_parts(view: WaitView, expanded: bool) -> list[RenderableType]:
+    """What `wait` returned, as the reader sees it: a header per Agent (name, short ID,
+    status) over its answer as Markdown, then the notes (pending Agents, notices)."""
+    parts: list[RenderableType] = []
+    for result in view.results:
+        header = Text(result.label, style="bold")
+        header.append(f"  {result.status}", style=_STATUS_STYLES.get(result.status, "bold"))
+        if result.history:
+            header.append("  (returned before)", style="dim")
+        parts.append(Padding(header, (1, 0, 0, 0)))
+        if result.text is None:
+            parts.append(Text("  (omitted: not returned by this wait)", style="dim"))
+        elif not result.text.strip():
+            parts.append(Text("  (no answer)", style="dim"))
+        else:
+            body, hidden = fold(result.text, expanded)
+            parts.append(Padding(answer_markdown(body), (0, 0, 0, 2)))
+            if hidden:
+                parts.append(Text(f"  {_more(hidden)}", style="italic"))
+    if view.notes:
+        parts.append(Padding(Text("\n".join(view.notes), style="dim"), (1, 0, 0, 0)))
+    return parts
+
+
+def _more(hidden: int) -> str:
+    return f"… {hidden} more lines (click or Ctrl+O to expand)"

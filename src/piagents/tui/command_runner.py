@@ -6,13 +6,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from piagents.agent import Agent
-from piagents.ai.models import THINKING_LEVELS
+from piagents.ai.models import THINKING_LEVELS, has_thinking_levels
 from piagents.ai.registry import ProviderConfigError
 from piagents.export import export_jsonl
 from piagents.harness.compaction import CompactionError, compact
 from piagents.store.base import StoreError
 from piagents.tui.commands import BY_NAME, help_text
 from piagents.tui.message_text import one_line
+from piagents.tui.problems import no_levels, thinking_note
 from piagents.tui.session_picker import SessionPicker
 
 if TYPE_CHECKING:
@@ -50,12 +51,22 @@ class CommandRunner:
         except (ValueError, ProviderConfigError) as exc:
             self.say(str(exc), error=True)
             return
-        self.say(f"Model: {self.root.model} (thinking {self.root.thinking})")
+        note = thinking_note(self.root.model, self.root.thinking)
+        self.say(
+            f"Model: {self.root.model} (thinking {self.root.thinking})"
+            + (f". {note}" if note else "")
+        )
         self.app.refresh_status(root_changed=True)
 
     def cmd_thinking(self, args: str) -> None:
+        model = self.root.model
+        levels = has_thinking_levels(model)
         if not args:
-            self.say(f"Thinking: {self.root.thinking} (levels: {', '.join(THINKING_LEVELS)})")
+            which = f"levels: {', '.join(THINKING_LEVELS)}" if levels else no_levels(model)
+            self.say(f"Thinking: {self.root.thinking} ({which})")
+            return
+        if not levels and args != "off":
+            self.say(f"{no_levels(model)}; thinking stays {self.root.thinking}.", error=True)
             return
         try:
             self.root.set_thinking(args)

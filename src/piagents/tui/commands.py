@@ -58,7 +58,9 @@ def parse(text: str) -> tuple[str, str] | None:
     return name, args.strip()
 
 
-def completions(text: str, models: Sequence[str] = ()) -> list[Completion]:
+def completions(
+    text: str, models: Sequence[str] = (), levels: Sequence[str] = THINKING_LEVELS
+) -> list[Completion]:
     """What the editor offers while the user types a command."""
     if not text.startswith("/") or "\n" in text:
         return []
@@ -76,7 +78,7 @@ def completions(text: str, models: Sequence[str] = ()) -> list[Completion]:
         ]
     choices: Sequence[str] = ()
     if name == "thinking":
-        choices = THINKING_LEVELS
+        choices = levels
     elif name == "model":
         choices = models
     return [

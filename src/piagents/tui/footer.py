@@ -12,7 +12,8 @@ from textual.widgets import Static
 
 from piagents.agent import Agent
 from piagents.ai.messages import AssistantMessage, Usage
-from piagents.ai.models import model_info
+from piagents.ai.models import ModelRef
+from piagents.ai.registry import ProviderRegistry
 from piagents.harness.tokens import context_tokens
 from piagents.store.records import MessageEntry
 from piagents.tui.message_text import compact_number
@@ -34,6 +35,13 @@ class Status:
         return 100 * self.context_tokens / self.context_window if self.context_window else 0.0
 
 
+def context_window(providers: ProviderRegistry, model: ModelRef) -> int:
+    """The model's context window, as every part of the UI reads it (the footer, the
+    supervision rows): what the runtime's providers say (settings, the server, or the
+    table of known models)."""
+    return providers.model_info(model).context_window
+
+
 def status_of(agent: Agent, state: str) -> Status:
     """The footer's facts about a root Agent (reads its entries in memory, not the store)."""
     usage = Usage()
@@ -49,7 +57,7 @@ def status_of(agent: Agent, state: str) -> Status:
         thinking=agent.thinking,
         usage=usage,
         context_tokens=last or context_tokens(agent.session.context()),
-        context_window=model_info(agent.model).context_window,
+        context_window=agent.context_window,
         state=state,
     )
 

@@ -92,3 +92,130 @@ def compact_number(n: int) -> str:
     if n < 1_000_000:
         return f"{n // 1000}k"
     return f"{n / 1_000_000:.1f}M"
+
+
+# ---- wait results -----------------------------------------------------------------------
+
+_RESULT_OPENING = re.compile(
+    r'<agent-result(?: name="[^"]*")? id="(?P<id>[^"]*)" status="[^"]*"(?: history="true")?>\n'
+)
+_RESULT_CLOSING = "\n</agent-result>"
+_TRUNCATION_NOTICE = re.compile(r"\[Showing lines [^\]\n]*\]")
+
+
+@dataclass(frozen=True, slots=True)
+class WaitResult:
+    """One Agent's result as `wait` returned it; `text` is None when it was omitted."""
+
+    name: str | None
+    short_id: str
+    status: str
+    history: bool
+    text: str | None
+
+    @property
+    def label(self) -> str:
+        return self.short_id if self.name is None else f"{self.name} ({self.short_id})"
+
+
+@dataclass(frozen=True, slots=True)
+class WaitView:
+    """What a `wait` returned, for reading: its results, then the lines after them
+    (pending Agents, a stopped wait, a truncation notice, omitted results)."""
+
+    results: tuple[WaitResult, ...]
+    notes: tuple[str, ...]
+
+
+def wait_view(text: str, details: Any) -> WaitView | None:
+    """The results of a `wait` from its details (the result texts) and its text (the short
+    IDs the model read, and the lines after the results); None for any other result."""
+    if not isinstance(details, dict) or "pending" not in details:
+        return None
+    records = details.get("results")
+    if not isinstance(records, list) or not records:
+        return None
+    results: list[WaitResult] = []
+    tagged = text.startswith("<agent-result")  # else a single answer returned alone
+    pos = 0
+    for record in records:
+        if not isinstance(record, dict):
+            return None
+        agent_id = str(record.get("id", ""))
+        body = record.get("result")
+        body = body if isinstance(body, str) else None
+        short = agent_id[:8]
+        if text.startswith("\n\n", pos):  # the blank line between blocks
+            pos += 2
+        opening = _RESULT_OPENING.match(text, pos) if tagged and body is not None else None
+        if opening is not None:
+            short = opening.group("id")
+            end = text.find(_RESULT_CLOSING, opening.end() + len(body or ""))
+            pos = len(text) if end < 0 else end + len(_RESULT_CLOSING)
+        name = record.get("name")
+        results.append(
+            WaitResult(
+                name if isinstance(name, str) else None,
+                short,
+                str(record.get("state", "")),
+                bool(record.get("history", False)),
+                body,
+            )
+        )
+    notes: list[str] = []
+    if details.get("truncation"):
+        cut = list(_TRUNCATION_NOTICE.finditer(text[:pos] if tagged else text))
+        if cut:
+            notes.append(cut[-1].group(0))
+    if tagged:
+        notes.extend(line for line in text[pos:].split("\n") if line.strip())
+    return WaitView(tuple(results), tuple(notes))
+
+
+# ---- what a lead's managed agents send it -------------------------------------------------
+
+_EVIDENCE = (
+    r"agent=(?P<agent>\S+) definition=(?P<definition>\S+) session=(?P<session>\S+) "
+    r"request=\S+"
+)
+_TERMINAL_RESULT = re.compile(
+    rf"^Agent \S+ [^\n]*\.\n{_EVIDENCE} status=(?P<status>\w+)\n(?P<rest>.*)$", re.DOTALL
+)
+_QUESTION = re.compile(
+    rf"^Agent \S+ asks you a question and is blocked until you reply\.\n{_EVIDENCE} ask=\S+\n"
+    r"Answer with: [^\n]*\n\nQuestion:\n(?P<question>.*)$",
+    re.DOTALL,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ManagedMessage:
+    """A managed agent's result (or question) as its lead's conversation holds it."""
+
+    agent: str
+    definition: str
+    session: str
+    status: str  # a result's status, or "asks" for a question
+    body: str  # the final answer, the handoff or the question
+    error: str | None = None
+
+
+def managed_message(text: str) -> ManagedMessage | None:
+    """The parts of a terminal result or `ask_owner` question delivered to a lead, or None."""
+    m = _QUESTION.match(text)
+    if m is not None:
+        return ManagedMessage(
+            m.group("agent"), m.group("definition"), m.group("session"), "asks", m["question"]
+        )
+    m = _TERMINAL_RESULT.match(text)
+    if m is None:
+        return None
+    head, heading, body = m.group("rest").partition("\n\nFinal answer:\n")
+    if not heading:
+        head, heading, body = m.group("rest").partition("\n\nHandoff:\n")
+    if not heading:
+        return None
+    error = next((line[7:] for line in head.split("\n") if line.startswith("Error: ")), None)
+    return ManagedMessage(
+        m.group("agent"), m.group("definition"), m.group("session"), m["status"], body, error
+    )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from markdown_it.token import Token
 from rich.markdown import Markdown as RichMarkdown
 from rich.segment import Segment
 from textual.app import ComposeResult
@@ -20,6 +21,25 @@ from textual.widget import Widget
 
 CHUNK_LINES = 16
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+
+
+def answer_markdown(text: str) -> RichMarkdown:
+    """`text` as Markdown whose single line breaks stay breaks, as `-p` prints them.
+
+    CommonMark joins the lines of a paragraph (a "soft" break reads as a space);
+    models write lines meant as lines (a poem, a list without markers, an address).
+    """
+    markdown = RichMarkdown(text, hyperlinks=False)
+    _keep_line_breaks(markdown.parsed)
+    return markdown
+
+
+def _keep_line_breaks(tokens: list[Token]) -> None:
+    for token in tokens:
+        if token.type == "softbreak":
+            token.type = "hardbreak"
+        if token.children:
+            _keep_line_breaks(token.children)
 
 
 def split_settled(text: str, chunk_lines: int = CHUNK_LINES) -> tuple[list[str], str]:
@@ -88,7 +108,7 @@ class RenderedMarkdown(Widget):
             return
         console = self.app.console
         options = console.options.update_width(width)
-        segments = console.render(RichMarkdown(source, hyperlinks=False), options)
+        segments = console.render(answer_markdown(source), options)
         self._lines = [
             Strip(line).adjust_cell_length(width) for line in Segment.split_lines(segments)
         ]

@@ -28,6 +28,7 @@ from piagents.supervision.definitions import (
 from piagents.supervision.errors import SupervisionError
 from piagents.supervision.requests import CloseRequest
 from piagents.tui.frames import FrameScheduler
+from piagents.tui.problems import definition_problems
 from piagents.tui.settings_file import SettingsFileError, apply_agents_setting, parse_limit
 from piagents.tui.supervision_rows import (
     SupervisionSnapshot,
@@ -90,6 +91,8 @@ class SupervisionScreen(ModalScreen[str | None]):
     SupervisionScreen TabbedContent { height: 1fr; }
     SupervisionScreen OptionList { height: 1fr; border: none; }
     SupervisionScreen #definition-input { display: none; }
+    SupervisionScreen #definition-problems { color: $text-warning; padding: 0 0 1 0; }
+    SupervisionScreen #definition-problems.-error { color: $text-error; }
     SupervisionScreen .setting { height: auto; }
     SupervisionScreen .setting > .name { width: 32; padding: 1 1 0 0; }
     SupervisionScreen .setting > Input { width: 24; }
@@ -118,10 +121,11 @@ class SupervisionScreen(ModalScreen[str | None]):
             yield Static("Managed agents of this lead (Escape closes)", classes="title")
             with TabbedContent(initial="running"):
                 with TabPane("Running", id="running"):
-                    yield Static("Enter focuses an agent.", classes="hint")
+                    yield Static("Enter opens an agent's conversation.", classes="hint")
                     yield OptionList(id="running-list")
                 with TabPane("Definitions", id="definitions"):
                     yield Static(DEFINITIONS_HINT, classes="hint")
+                    yield Static(id="definition-problems")
                     yield DefinitionList(id="definition-list")
                     yield Input(id="definition-input")
                 with TabPane("Context retirement", id="retirement"):
@@ -209,18 +213,24 @@ class SupervisionScreen(ModalScreen[str | None]):
 
     # ---- Definitions ------------------------------------------------------------------
 
-    def _roster(self) -> Roster | None:
+    def _roster(self, *, quiet: bool = False) -> Roster | None:
         try:
             return self.runtime.supervisor.roster(self.lead.cwd, "agents")
         except SupervisionError as exc:
-            self.say(str(exc), error=True)
+            if not quiet:  # else the section lists the problems already
+                self.say(str(exc), error=True)
             return None
 
     def _refresh_definitions(self) -> None:
+        problems = definition_problems(self.runtime, self.lead.cwd)
+        shown = self.query_one("#definition-problems", Static)
+        shown.update(Text("\n".join(p.text for p in problems)))
+        shown.set_class(any(p.severity == "error" for p in problems), "-error")
+        shown.display = bool(problems)
         options = self.query_one("#definition-list", OptionList)
         highlighted = options.highlighted
         options.clear_options()
-        roster = self._roster()
+        roster = self._roster(quiet=True)
         if roster is None:
             options.add_option(Option("The definitions cannot be read.", disabled=True))
             return

@@ -8,9 +8,10 @@ from textual.timer import Timer
 
 from piagents.agent import Agent
 from piagents.ai.messages import now_ms
-from piagents.ai.models import ModelRef, model_info
+from piagents.ai.models import ModelRef
 from piagents.runtime import Runtime
 from piagents.store.records import GenerationRecord
+from piagents.tui.footer import context_window
 from piagents.tui.rows_panel import RowsPanel
 from piagents.tui.supervision_rows import ManagedAgent, SupervisionSnapshot, status_rows
 
@@ -36,7 +37,7 @@ def managed_agent(runtime: Runtime, g: GenerationRecord) -> ManagedAgent:
     window = 0
     if model:
         try:
-            window = model_info(ModelRef.parse(model)).context_window
+            window = context_window(runtime.providers, ModelRef.parse(model))
         except ValueError:
             window = 0
     return ManagedAgent(

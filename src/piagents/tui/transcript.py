@@ -25,9 +25,17 @@ from piagents.harness.events import (
     ToolStarted,
 )
 from piagents.store.records import CompactionEntry, Entry, MessageEntry
-from piagents.tui.blocks import AgentMessageBlock, AssistantBlock, Notice, ToolBlock, UserBlock
+from piagents.tui.blocks import (
+    AgentMessageBlock,
+    AssistantBlock,
+    ManagedMessageBlock,
+    Notice,
+    NoticeKind,
+    ToolBlock,
+    UserBlock,
+)
 from piagents.tui.frames import FrameScheduler
-from piagents.tui.message_text import agent_message
+from piagents.tui.message_text import agent_message, managed_message
 
 _SHOWN = (AssistantDelta, AssistantRetry, Compacted, MessageCommitted, RunEnded, ToolStarted)
 RECENT_ENTRIES = 40  # shown when a conversation opens (a few screens); the rest a page at a time
@@ -156,8 +164,8 @@ class Transcript(VerticalScroll):
                 widgets.append(Notice(f"Context compacted ({entry.tokens_before} tokens before)."))
         return widgets
 
-    def notice(self, text: str, *, error: bool = False) -> None:
-        self.mount(Notice(text, error=error))
+    def notice(self, text: str, *, error: bool = False, kind: NoticeKind = "info") -> None:
+        self.mount(Notice(text, error=error, kind=kind))
         self.anchor()
 
     def set_expanded(self, expanded: bool) -> None:
@@ -169,7 +177,10 @@ class Transcript(VerticalScroll):
     def _blocks_for(self, message: Message) -> list[Widget]:
         if isinstance(message, UserMessage):
             sent = agent_message(message.text)
-            return [UserBlock(message.text) if sent is None else AgentMessageBlock(sent)]
+            if sent is not None:
+                return [AgentMessageBlock(sent)]
+            managed = managed_message(message.text)
+            return [UserBlock(message.text) if managed is None else ManagedMessageBlock(managed)]
         if isinstance(message, ToolResultMessage):
             block = self._tools.get(message.tool_call_id)
             if block is not None:

@@ -13,17 +13,30 @@ from textual.widgets import Static
 
 from piagents.agent import Agent
 from piagents.agents.coordinator import AgentCallError
+from piagents.ai.messages import now_ms
 from piagents.runtime import Runtime
 from piagents.store.records import SessionRecord
 from piagents.supervision import controls, remote
 from piagents.tui.agent_list import owners_label
 from piagents.tui.editor import Editor
 from piagents.tui.frames import FrameScheduler
+from piagents.tui.progress import ProgressLine
+from piagents.tui.supervision_status import Clock
 from piagents.tui.transcript import RECENT_ENTRIES, Transcript
 
 LIVE_INTERVAL_S = 0.5  # how often the live output of an Agent run elsewhere is read
 LIVE_LINES = 6
-HINT = "Enter sends · Alt+Enter follow-up · Esc interrupts · Ctrl+C clears, or closes when empty"
+# Every key the viewer answers to (its own, its editor's and the app's it passes on).
+KEYS: tuple[tuple[str, str], ...] = (
+    ("Enter", "sends"),
+    ("Alt+Enter", "follow-up"),
+    ("Shift+Enter", "new line"),
+    ("Esc", "interrupts"),
+    ("Ctrl+C", "clears, or closes when empty"),
+    ("PgUp/PgDn", "scroll"),
+    ("Ctrl+O", "tool output"),
+)
+HINT = " · ".join(f"{key} {what}" for key, what in KEYS)
 
 
 class ViewerScreen(Screen[None]):
@@ -32,7 +45,7 @@ class ViewerScreen(Screen[None]):
     DEFAULT_CSS = """
     ViewerScreen { layout: vertical; }
     ViewerScreen > #viewer-title { height: 1; padding: 0 1; background: $accent 20%; }
-    ViewerScreen > #viewer-hint { height: 1; padding: 0 1; color: $text-muted; }
+    ViewerScreen > #viewer-hint { height: auto; padding: 0 1; color: $text-muted; }
     ViewerScreen > #viewer-live {
         height: auto; max-height: 8; padding: 0 1; color: $text-muted;
         border-top: solid $accent 30%; display: none;
@@ -43,12 +56,15 @@ class ViewerScreen(Screen[None]):
         Binding("escape", "interrupt", "Interrupt", priority=True)
     ]
 
-    def __init__(self, runtime: Runtime, current: Agent, agent_id: str) -> None:
+    def __init__(
+        self, runtime: Runtime, current: Agent, agent_id: str, *, clock: Clock = now_ms
+    ) -> None:
         super().__init__()
         self.runtime = runtime
         self.current = current
         self.agent_id = agent_id
         self.transcript = Transcript(id="viewer-transcript")
+        self.progress = ProgressLine(id="viewer-progress", clock=clock)
         self.editor = Editor(id="viewer-editor", placeholder="Message this Agent as its user")
         self._title = Static(id="viewer-title")
         self._frames = FrameScheduler(self, self._refresh)
@@ -69,6 +85,7 @@ class ViewerScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield self._title
         yield self.transcript
+        yield self.progress
         yield self._live
         yield self.editor
         yield Static(HINT, id="viewer-hint")
@@ -77,6 +94,7 @@ class ViewerScreen(Screen[None]):
         agent = self.agent
         if agent is not None:
             self.transcript.follow(agent)
+            self.progress.follow(agent)
         else:
             self._show_committed()
             self.set_interval(LIVE_INTERVAL_S, self._refresh_live)
@@ -86,6 +104,7 @@ class ViewerScreen(Screen[None]):
 
     def on_unmount(self) -> None:
         self.transcript.unfollow()
+        self.progress.unfollow()
         listeners = self.runtime.coordinator.listeners
         if self._frames.poke in listeners:
             listeners.remove(self._frames.poke)
@@ -175,6 +194,7 @@ class ViewerScreen(Screen[None]):
         if agent is not None and self.transcript.agent is None:
             self.transcript.reset()
             self.transcript.follow(agent)
+            self.progress.follow(agent)
 
     def on_editor_cleared(self, message: Editor.Cleared) -> None:
         message.stop()

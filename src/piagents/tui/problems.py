@@ -1,0 +1,84 @@
+"""What is wrong with the settings, the extensions and the agent definitions, for the user.
+
+The runtime collects settings and extension warnings when it starts, and the
+supervision layer reports definition problems to the model only; the UI shows
+them to the user through this one module (the one place that reads them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, TypeAlias
+
+from piagents.agent import Agent
+from piagents.ai.models import ModelRef, has_thinking_levels
+from piagents.runtime import Runtime
+from piagents.supervision.definitions import DefinitionError, discover
+from piagents.supervision.supervisor import project_dir
+from piagents.supervision.trust import TrustError, is_trusted
+
+Severity: TypeAlias = Literal["error", "warning"]
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One problem, in the words the user reads (its file and field named)."""
+
+    severity: Severity
+    text: str
+
+
+def runtime_problems(runtime: Runtime) -> tuple[Problem, ...]:
+    """Settings and extension warnings: the defaults are used, or the extension is not."""
+    return tuple(Problem("warning", f"Warning: {w}") for w in runtime.warnings)
+
+
+def no_levels(model: ModelRef) -> str:
+    return f"{model} has no thinking levels"
+
+
+def thinking_note(model: ModelRef, level: str) -> str | None:
+    """What to say of a thinking level the model cannot use (pure); None if it can."""
+    if level == "off" or has_thinking_levels(model):
+        return None
+    return f"{no_levels(model)}: thinking {level} has no effect."
+
+
+def session_problems(runtime: Runtime, root: Agent) -> tuple[Problem, ...]:
+    """What to tell the user when `root` opens: the runtime's warnings, a thinking level
+    its model cannot use, and a lead's definition problems."""
+    problems = list(runtime_problems(runtime))
+    note = thinking_note(root.model, root.thinking)
+    if note is not None:
+        problems.append(Problem("warning", f"Warning: {note}"))
+    if runtime.supervisor.face(root.session.record) == "supervision":
+        problems.extend(definition_problems(runtime, root.cwd))
+    return tuple(problems)
+
+
+def definition_problems(runtime: Runtime, cwd: str) -> tuple[Problem, ...]:
+    """The problems of the definitions a lead working in `cwd` uses: errors when they
+    cannot be used at all (discovery stops, so `delegate` and `list` fail), warnings for
+    the files of an untrusted project (not used, so not fatal) and a damaged trust file."""
+    home = runtime.home
+    project = project_dir(Path(cwd))
+    problems: list[Problem] = []
+    try:
+        trusted = is_trusted(home, project)
+    except TrustError as exc:  # the supervisor then trusts no project
+        trusted = False
+        problems.append(Problem("warning", f"Warning: no project is trusted: {exc}"))
+    try:
+        roster = discover(home, project, trusted)
+    except DefinitionError as exc:
+        problems.extend(
+            Problem("error", f"Agent definitions cannot be used until fixed: {p}")
+            for p in exc.problems
+        )
+        return tuple(problems)
+    problems.extend(
+        Problem("warning", f"Warning: {p} (not used: the project is not trusted)")
+        for p in roster.untrusted_problems
+    )
+    return tuple(problems)
