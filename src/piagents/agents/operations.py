@@ -63,6 +63,9 @@ class Operations:
         model = args.get("model") or str(caller.loop.model)
         try:
             ref = ModelRef.parse(model)
+            if args.get("model"):  # chosen by the model: never an arbitrary faux route
+                own = (str(caller.loop.model), self.rt.default_model)
+                self.rt.providers.check_model_choice(ref, own)
             self.rt.providers.resolve(ref)
         except Exception as exc:
             return error(texts.invalid(f"model {model!r}: {exc}"))
