@@ -38,6 +38,7 @@ from piagents.harness.events import (
 )
 from piagents.harness.loop import AgentLoop
 from piagents.harness.session import Session
+from piagents.harness.tools import BUILTIN_TOOL_NAMES
 from piagents.harness.tools.base import ToolResult
 from piagents.store import lease
 from piagents.store.base import LeaseHolder
@@ -53,9 +54,11 @@ from piagents.supervision.briefing import MANAGED
 from piagents.supervision.definitions import (
     AgentDefinition,
     DefinitionError,
+    DefinitionProblem,
     DefinitionRefused,
     Roster,
     discover,
+    survey,
 )
 from piagents.supervision.errors import SupervisionError, invalid_request
 from piagents.supervision.labels import automatic_label
@@ -126,7 +129,7 @@ class Supervisor:
         except TrustError:
             trusted = False  # a damaged trust file trusts nothing; `pi-agents trust` reports it
         try:
-            return discover(self.rt.home, project, trusted)
+            return discover(self.rt.home, project, trusted, tools=self.tool_names())
         except DefinitionError as exc:
             raise SupervisionError(
                 "invalid_request",
@@ -134,6 +137,20 @@ class Supervisor:
                 operation,
                 next_action="fix the named definition files, then call list",
             ) from exc
+
+    def tool_names(self) -> list[str]:
+        """The tools a definition may name: the built-in ones and the extensions'."""
+        return [*BUILTIN_TOOL_NAMES, *(t.name for t in self.rt.extension_tools())]
+
+    def definition_problems(self, cwd: str) -> tuple[DefinitionProblem, ...]:
+        """Every problem of the definitions a lead in `cwd` would use (errors and warnings,
+        each naming its file), for a user interface to show."""
+        project = project_dir(Path(cwd))
+        try:
+            trusted = is_trusted(self.rt.home, project)
+        except TrustError:
+            trusted = False
+        return survey(self.rt.home, project, trusted, tools=self.tool_names()).problems
 
     def _generation_of(self, session_id: str) -> GenerationRecord | None:
         for live in self.live.values():
@@ -251,7 +268,10 @@ class Supervisor:
             )
         defs = roster.records(definition)
         text = texts.list_text([texts.definition_line_record(d) for d in defs], lines)
-        return ToolResult(text, {"action": "list", "agent_definitions": defs, "agents": records})
+        details = {"action": "list", "agent_definitions": defs, "agents": records}
+        if roster.warnings and definition is None:
+            details["definition_warnings"] = [w.text for w in roster.warnings]
+        return ToolResult(text, details)
 
     def session_path(self, session_id: str) -> str:
         return f"{self.rt.store.location}#{session_id}"
