@@ -64,7 +64,7 @@ from piagents.supervision.errors import SupervisionError, invalid_request
 from piagents.supervision.labels import automatic_label
 from piagents.supervision.output_tail import OutputTail
 from piagents.supervision.placement import REMOTE
-from piagents.supervision.records import Observed, agent_record
+from piagents.supervision.records import Observed, agent_record, within_reach
 from piagents.supervision.requests import (
     AskOwnerRequest,
     ContinueRequest,
@@ -290,6 +290,9 @@ class Supervisor:
         source: list[Any] = []
         if req.fork is not None:
             source_record = self._session_of(req.fork, "delegate", "fork")
+            if not within_reach(caller.session.record, source_record, lead=mine is None):
+                text = texts.fork_out_of_reach(source_record.id, lead=mine is None)
+                raise invalid_request("delegate", text, next_action="call list")
             if source_record.meta.get(MANAGED, {}).get("retired"):
                 raise invalid_request(
                     "delegate",
@@ -339,10 +342,9 @@ class Supervisor:
             raise invalid_request(
                 "continue", f"Session {record.id} is not a managed agent's session."
             )
-        if (record.root_id or record.id) != (caller.session.record.root_id or caller.id):
-            raise invalid_request(
-                "continue", f"Session {record.id} does not belong to this lead's agents."
-            )
+        if not within_reach(caller.session.record, record, lead=mine is None):
+            text = texts.continue_out_of_reach(record.id, lead=mine is None)
+            raise invalid_request("continue", text)
         if meta.get("retired"):
             raise invalid_request(
                 "continue",
