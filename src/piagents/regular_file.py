@@ -40,9 +40,9 @@ def read_regular_file(path: str | os.PathLike[str], limit: int) -> bytes:
         if before.st_size > limit:
             raise FileTooLarge(os.fsdecode(path), before.st_size, limit)
         data = read_up_to(fd, limit + 1)
-        if len(data) > limit:
-            raise FileTooLarge(os.fsdecode(path), len(data), limit)
         after = os.fstat(fd).st_size
+        if len(data) > limit and after > limit:
+            raise FileTooLarge(os.fsdecode(path), max(len(data), after), limit)
         if len(data) != after:
             why = "changed while it was read" if after != before.st_size else "is a pseudo file"
             raise NotARegularFile(f"{os.fsdecode(path)} {why}: its size is not its content")

@@ -80,3 +80,17 @@ async def test_a_model_may_spawn_with_a_configured_provider(home: Path, work: Pa
             "agent", {"action": "spawn", "name": "x", "message": "hi", "model": "nowhere/m"}
         )
         assert unknown.is_error and 'Unknown provider "nowhere"' in unknown.text
+
+
+async def test_a_cwd_with_a_nul_byte_is_an_invalid_call(home: Path, work: Path) -> None:
+    async with piagents.Runtime(home=home, model=FunctionModel(lambda call: "hi")) as rt:
+        root = await rt.open_root(cwd=work)
+        res = await root.call_tool(
+            "agent", {"action": "spawn", "name": "w", "message": "hi", "cwd": "a\0b"}
+        )
+        assert res.is_error
+        assert (
+            res.text
+            == "Invalid agent call: cwd 'a\\x00b' is not a valid path (it holds a NUL byte)."
+        )
+        assert rt.store.list_sessions(owner_id=root.id) == []

@@ -399,6 +399,23 @@ async def test_close_cascades_through_owned_agents_first(rt, lead, script):
             {"action": "delegate", "definition": "scout", "task": "x", "files": ["nope.txt"]},
             "invalid_request",
         ),
+        (
+            {"action": "delegate", "definition": "scout", "task": "x", "cwd": "a\0b"},
+            "invalid_request",
+        ),
+        (
+            {"action": "delegate", "definition": "scout", "task": "x", "files": ["a\0b"]},
+            "invalid_request",
+        ),
+        (
+            {
+                "action": "delegate",
+                "definition": "scout",
+                "task": "x",
+                "files": ["/proc/self/environ"],
+            },
+            "invalid_request",
+        ),
         ({"action": "continue", "session": "nosuch", "task": "x"}, "target_not_found"),
         ({"action": "steer", "agent": "nobody", "message": "x"}, "target_not_found"),
         ({"action": "close", "agent": "nobody"}, "target_not_found"),

@@ -54,6 +54,8 @@ class Operations:
         tree = self.c.tree(self.c.root_of(me))
         if tree.outstanding >= self.c.max_outstanding:
             return error(texts.input_rejected(tree.outstanding))
+        if "\0" in str(args.get("cwd") or ""):
+            return error(texts.invalid(f"cwd {args['cwd']!r} {texts.NUL_IN_PATH}."))
         cwd = Path(args["cwd"]).expanduser() if args.get("cwd") else Path(me.cwd)
         if not cwd.is_absolute():
             cwd = Path(me.cwd) / cwd

@@ -388,6 +388,10 @@ class Supervisor:
     def _cwd(self, caller: Agent, given: str | None) -> str:
         if given is None:
             return caller.cwd
+        if "\0" in given:
+            raise invalid_request(
+                "delegate", f"cwd {given!r} is not a valid path (it holds a NUL byte)."
+            )
         path = Path(caller.cwd, given).expanduser().resolve()
         if not path.is_dir():
             raise invalid_request("delegate", f"cwd {given!r} is not a directory ({path}).")

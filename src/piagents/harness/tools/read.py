@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import os
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -79,14 +81,24 @@ def image_mime_type(head: bytes) -> str | None:
 
 
 def _load(path: Path, shown: str) -> bytes:
-    if not path.exists():
-        raise ToolError(f"File not found: {shown}")
-    if path.is_dir():
-        raise ToolError(f"Is a directory: {shown}")
     try:
-        return path.read_bytes()
+        # Without blocking, so a FIFO cannot hang the call; only a regular file is read.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise ToolError(f"File not found: {shown}") from None
     except OSError as exc:
         raise ToolError(f"Cannot read {shown}: {exc.strerror or exc}") from exc
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise ToolError(f"Is a directory: {shown}")
+        raise ToolError(f"Not a regular file: {shown} (a FIFO, device or socket)")
+    with os.fdopen(fd, "rb") as file:
+        try:
+            return file.read()
+        except OSError as exc:
+            raise ToolError(f"Cannot read {shown}: {exc.strerror or exc}") from exc
 
 
 def _read_text(data: bytes, shown: str, offset: int | None, limit: int | None) -> ToolResult:
