@@ -518,3 +518,8 @@ def test_an_oversized_settings_file_is_not_read(home: Path) -> None:
     (home / "settings.json").write_text('{"x": "' + "y" * 2_000_000 + '"}')
     [warning] = load_settings(home).warnings
     assert "larger than 1 MiB" in warning
+
+
+def test_a_long_unknown_key_is_shortened() -> None:
+    [warning] = parse_settings({"k" * 100_000: 1}).warnings
+    assert len(warning) < 200

@@ -114,7 +114,8 @@ class _Reader:
     def unknown(self, raw: Mapping[str, Any], known: set[str], prefix: str = "") -> None:
         for key in raw:
             if key not in known:
-                self.warnings.append(f"{self.source}: {prefix}{key}: unknown setting; ignored.")
+                name = key if len(key) <= _SHOWN_CHARS else key[: _SHOWN_CHARS - 1] + "…"
+                self.warnings.append(f"{self.source}: {prefix}{name}: unknown setting; ignored.")
 
     def positive_int(
         self, raw: Mapping[str, Any], key: str, default: int, path: str, low: int = 1

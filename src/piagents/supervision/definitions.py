@@ -121,7 +121,9 @@ class Roster:
             )
         choices = ", ".join(d.name for d in self.delegatable_by(delegator)) or "none"
         if found is None:
-            raise DefinitionRefused(f"no agent definition named {name!r}; available: {choices}")
+            raise DefinitionRefused(
+                f"no agent definition named {shown(name)}; available: {choices}"
+            )
         if not found.enabled:
             raise DefinitionRefused(f"definition {name!r} is disabled; available: {choices}")
         if delegator is not None and not delegator.is_delegating:
