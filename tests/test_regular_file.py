@@ -35,3 +35,15 @@ def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")
     with pytest.raises(NotARegularFile):
         read_regular_file(tmp_path / "pipe", 10)
+
+
+def test_reading_whole_takes_procfs_files_but_never_a_fifo_or_a_device(tmp_path: Path) -> None:
+    from piagents.regular_file import read_whole_regular_file
+
+    assert b"Name:" in read_whole_regular_file("/proc/self/status")
+    os.mkfifo(tmp_path / "pipe")
+    for path in (tmp_path / "pipe", Path("/dev/zero")):
+        with pytest.raises(NotARegularFile):
+            read_whole_regular_file(path)
+    with pytest.raises(IsADirectoryError):
+        read_whole_regular_file(tmp_path)

@@ -51,6 +51,23 @@ def read_regular_file(path: str | os.PathLike[str], limit: int) -> bytes:
         os.close(fd)
 
 
+def read_whole_regular_file(path: str | os.PathLike[str]) -> bytes:
+    """Every byte of the file at `path` when it is a regular file (procfs ones included),
+    opened without blocking: a FIFO, device or socket raises `NotARegularFile`, a
+    directory `IsADirectoryError`."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(f"{os.fsdecode(path)} is a directory")
+        if not stat.S_ISREG(mode):
+            raise NotARegularFile(f"{os.fsdecode(path)} is not a regular file")
+        with os.fdopen(os.dup(fd), "rb") as file:
+            return file.read()
+    finally:
+        os.close(fd)
+
+
 def read_up_to(fd: int, limit: int) -> bytes:
     """At most `limit` bytes from `fd`, fewer at its end."""
     chunks: list[bytes] = []

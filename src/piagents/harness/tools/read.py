@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import os
-import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -20,6 +18,7 @@ from piagents.harness.tools.truncation import (
     split_lines,
     truncate_head,
 )
+from piagents.regular_file import NotARegularFile, read_whole_regular_file
 
 DESCRIPTION = (
     "Read the contents of a file. Supports text files and images (jpg, png, gif, webp). "
@@ -82,23 +81,15 @@ def image_mime_type(head: bytes) -> str | None:
 
 def _load(path: Path, shown: str) -> bytes:
     try:
-        # Without blocking, so a FIFO cannot hang the call; only a regular file is read.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        return read_whole_regular_file(path)  # never blocks on a FIFO, never reads a device
     except FileNotFoundError:
         raise ToolError(f"File not found: {shown}") from None
+    except IsADirectoryError:
+        raise ToolError(f"Is a directory: {shown}") from None
+    except NotARegularFile:
+        raise ToolError(f"Not a regular file: {shown} (a FIFO, device or socket)") from None
     except OSError as exc:
         raise ToolError(f"Cannot read {shown}: {exc.strerror or exc}") from exc
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        if stat.S_ISDIR(mode):
-            raise ToolError(f"Is a directory: {shown}")
-        raise ToolError(f"Not a regular file: {shown} (a FIFO, device or socket)")
-    with os.fdopen(fd, "rb") as file:
-        try:
-            return file.read()
-        except OSError as exc:
-            raise ToolError(f"Cannot read {shown}: {exc.strerror or exc}") from exc
 
 
 def _read_text(data: bytes, shown: str, offset: int | None, limit: int | None) -> ToolResult:
