@@ -7,8 +7,10 @@ from datetime import datetime
 from pathlib import Path
 
 from piagents.harness.tools.base import Tool
+from piagents.regular_file import read_regular_file
 
 CONTEXT_FILE_NAMES = ("AGENTS.md", "CLAUDE.md")  # per directory, the first readable one counts
+MAX_CONTEXT_FILE_BYTES = 1_048_576
 
 INTRO = (
     "You are an expert coding assistant working in the user's project. You help with "
@@ -18,9 +20,11 @@ INTRO = (
 
 
 def _read(path: Path) -> str | None:
+    # A project may hold anything: only a regular file, opened without blocking and of
+    # at most MAX_CONTEXT_FILE_BYTES, is read.
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        return read_regular_file(path, MAX_CONTEXT_FILE_BYTES).decode("utf-8")
+    except (OSError, UnicodeDecodeError):  # unreadable, not regular, or too large
         return None
 
 
