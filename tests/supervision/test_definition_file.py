@@ -153,3 +153,20 @@ def test_survey_reports_errors_and_warnings_without_raising(home: Path, work: Pa
     assert (error.path, error.severity) == (str(broken), "error") and "`color`" in error.text
     [warning] = report.warnings  # the untrusted project's file, which is not used
     assert "`color`" in warning.text and warning.path.endswith("evil.md")
+
+
+def test_an_untrusted_projects_definitions_are_listed_without_their_bodies(
+    home: Path, work: Path
+) -> None:
+    untrusted_file(work, "name: tester\ndescription: Tests.\n")
+    roster = discover(home, work, trusted=False)
+    assert roster.untrusted["tester"].description == "Tests."
+    assert roster.untrusted["tester"].system_prompt == ""
+    assert discover(home, work, trusted=True).definitions["tester"].system_prompt == "Prompt."
+
+
+def test_a_folder_of_too_many_definition_files_is_refused_not_read(home: Path, work: Path) -> None:
+    for i in range(300):
+        untrusted_file(work, f"name: d{i}\n", f"d{i}.md")
+    problem = only_problem(home, work)
+    assert problem.endswith("agents: holds more than 256 definition files")

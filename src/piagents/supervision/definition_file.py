@@ -112,7 +112,9 @@ class AgentDefinition:
 # ---- parsing ----------------------------------------------------------------
 
 
-def parse_definition(text: str, *, path: str, layer: Layer) -> AgentDefinition:
+def parse_definition(
+    text: str, *, path: str, layer: Layer, with_body: bool = True
+) -> AgentDefinition:
     """Parse one definition file's text; every problem in it is one `DefinitionError`.
 
     `model`, `thinking` and `tools` may be `null` (the same as absent); YAML `false`
@@ -164,7 +166,7 @@ def parse_definition(text: str, *, path: str, layer: Layer) -> AgentDefinition:
         no_tools=no_tools,
         system_prompt_mode=mode,
         agents=agents,
-        system_prompt=body.strip(),
+        system_prompt=body.strip() if with_body else "",
         layer=layer,
         path=path,
     )

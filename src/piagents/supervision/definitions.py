@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import enum
 import functools
+import hashlib
 import os
+from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -61,6 +63,7 @@ __all__ = [  # what this module gives, the parsing of one file included
 
 PROJECT_AGENTS_DIR = Path(".pi-agents", "agents")
 GLOBAL_AGENTS_DIR = "agents"
+MAX_FILES = 256  # definition files in one folder
 # Tools the runtime gives by role, whatever a definition lists: naming them is no typo.
 ROLE_TOOLS = ("agent", "ask_owner")
 
@@ -216,7 +219,9 @@ def survey(
         # A project whose `.pi-agents` is the home itself has no separate project layer.
         if os.path.realpath(agents_dir) != os.path.realpath(global_dir):
             sink = problems if trusted else project_problems
-            project = _load_layer(_dir_sources(agents_dir, sink), "project", sink)
+            # An untrusted project's files are only listed: their bodies are not kept.
+            sources = _dir_sources(agents_dir, sink)
+            project = _load_layer(sources, "project", sink, with_body=trusted)
     global_ = _load_layer(_dir_sources(global_dir, problems), "global", problems)
     effective = {**bundled, **(project if trusted else {}), **global_}
     untrusted = {} if trusted else {n: d for n, d in project.items() if n not in global_}
@@ -256,28 +261,49 @@ def _dir_sources(folder: Path, problems: list[DefinitionProblem]) -> list[_Sourc
     if not folder.is_dir():
         problems.append(DefinitionProblem(str(folder), f"{folder}: is not a directory", "error"))
         return []
+    names: list[str] = []
     try:
-        entries = sorted(folder.glob("*.md"))
+        with os.scandir(folder) as scan:
+            for entry in scan:
+                if entry.name.endswith(".md") and not entry.name.startswith("."):
+                    names.append(entry.name)
+                    if len(names) > MAX_FILES:
+                        text = f"{folder}: holds more than {MAX_FILES} definition files"
+                        problems.append(DefinitionProblem(str(folder), text, "error"))
+                        return []
     except OSError as exc:
         text = f"{folder}: cannot read the directory: {exc.strerror or exc}"
         problems.append(DefinitionProblem(str(folder), text, "error"))
         return []
-    return [
-        (str(p), functools.partial(read_definition_text, p))
-        for p in entries
-        if not p.name.startswith(".") and p.is_file()
-    ]
+    paths = [folder / name for name in sorted(names)]
+    return [(str(p), functools.partial(read_definition_text, p)) for p in paths if p.is_file()]
 
 
-@functools.lru_cache(maxsize=256)
-def _parsed(text: str, path: str, layer: Layer) -> AgentDefinition:
-    """`parse_definition`, remembered by the file's text: every `list` and `delegate`
-    reads the definitions again (edits count at once) but parses only what changed."""
-    return parse_definition(text, path=path, layer=layer)
+_PARSED: OrderedDict[tuple[bytes, str, Layer, bool], AgentDefinition] = OrderedDict()
+
+
+def _parsed(text: str, path: str, layer: Layer, with_body: bool) -> AgentDefinition:
+    """`parse_definition`, remembered by a digest of the file's text (the last
+    `MAX_FILES` of them): every `list` and `delegate` reads the definitions again (edits
+    count at once) but parses only what changed."""
+    key = (hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest(), path, layer, with_body)
+    hit = _PARSED.get(key)
+    if hit is None:
+        hit = parse_definition(text, path=path, layer=layer, with_body=with_body)
+        _PARSED[key] = hit
+        if len(_PARSED) > MAX_FILES:
+            _PARSED.popitem(last=False)
+    else:
+        _PARSED.move_to_end(key)
+    return hit
 
 
 def _load_layer(
-    sources: Iterable[_Source], layer: Layer, problems: list[DefinitionProblem]
+    sources: Iterable[_Source],
+    layer: Layer,
+    problems: list[DefinitionProblem],
+    *,
+    with_body: bool = True,
 ) -> dict[str, AgentDefinition]:
     found: dict[str, AgentDefinition] = {}
     for path, read in sources:
@@ -285,7 +311,7 @@ def _load_layer(
             text = read()
             if len(text) > MAX_FILE_BYTES:  # a bundled file: read whole, but still bounded
                 raise DefinitionError([f"{path}: is larger than {MAX_FILE_BYTES >> 20} MiB"])
-            definition = _parsed(text, path, layer)
+            definition = _parsed(text, path, layer, with_body)
         except DefinitionError as exc:
             problems.extend(DefinitionProblem(path, p, "error") for p in exc.problems)
             continue
