@@ -443,3 +443,83 @@ def test_bad_overrides_warn_like_bad_file_values(home: Path) -> None:
 
     assert len(s.warnings) == 1
     assert "pi-agents.maxConcurrent" in s.warnings[0]
+
+
+# ---- hostile files and absurd numbers ---------------------------------------------------
+
+HUGE = int("1" + "0" * 400)
+NUMERIC_KEYS = [
+    ("retry", "maxRetries"),
+    ("retry", "baseDelayMs"),
+    ("retry", "maxDelayMs"),
+    ("compaction", "reserveTokens"),
+    ("compaction", "keepRecentTokens"),
+    ("pi-agents", "maxConcurrent"),
+    ("pi-agents", "maxOutstanding"),
+    ("pi-agents", "abortTimeoutMs"),
+]
+
+
+@pytest.mark.parametrize(("section", "key"), NUMERIC_KEYS)
+@pytest.mark.parametrize("value", [HUGE, 2**63, float("inf"), float("nan"), True, 1e300])
+def test_every_numeric_setting_refuses_absurd_numbers_and_booleans(
+    section: str, key: str, value: Any
+) -> None:
+    settings = parse_settings({section: {key: value}}, "s.json")
+    [warning] = settings.warnings
+    assert warning.startswith(f"s.json: {section}.{key}: expected ")
+    assert warning.endswith("; using the default.") and len(warning) < 200
+    assert settings == Settings(warnings=settings.warnings)  # the defaults
+
+
+def test_the_largest_accepted_timeout_can_still_be_waited_for() -> None:
+    import threading
+
+    settings = parse_settings({"pi-agents": {"abortTimeoutMs": 2**31 - 1}})
+    assert settings.warnings == ()
+    assert settings.agents.abort_timeout_ms / 1000 < threading.TIMEOUT_MAX
+
+
+def test_a_deeply_nested_settings_file_warns_instead_of_a_recursion_error(home: Path) -> None:
+    (home / "settings.json").write_text('{"x": ' + "[" * 20_000 + "]" * 20_000 + "}")
+    settings = load_settings(home)
+    [warning] = settings.warnings
+    assert warning == (
+        f"{home / 'settings.json'}: nested more than 64 levels deep; using the defaults. "
+        "The file was left as it is."
+    )
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting(home: Path) -> None:
+    (home / "settings.json").write_text(json.dumps({"defaultModel": "a/[[[[" + "[" * 100 + '"'}))
+    assert load_settings(home).default_model == "a/[[[[" + "[" * 100 + '"'
+
+
+def test_an_integer_too_long_for_python_warns(home: Path) -> None:
+    (home / "settings.json").write_text('{"retry": {"maxRetries": 1' + "0" * 5000 + "}}")
+    [warning] = load_settings(home).warnings
+    assert "settings.json: invalid JSON" in warning and len(warning) < 300
+
+
+def test_a_long_bad_value_is_not_echoed_whole() -> None:
+    [warning] = parse_settings({"pi-agents": {"maxConcurrent": "x" * 100_000}}).warnings
+    assert len(warning) < 300
+
+
+def test_a_settings_file_that_is_a_fifo_does_not_block(home: Path) -> None:
+    import os
+
+    os.mkfifo(home / "settings.json")
+    [warning] = load_settings(home).warnings
+    assert "not a regular file" in warning
+
+
+def test_an_oversized_settings_file_is_not_read(home: Path) -> None:
+    (home / "settings.json").write_text('{"x": "' + "y" * 2_000_000 + '"}')
+    [warning] = load_settings(home).warnings
+    assert "larger than 1 MiB" in warning
+
+
+def test_a_long_unknown_key_is_shortened() -> None:
+    [warning] = parse_settings({"k" * 100_000: 1}).warnings
+    assert len(warning) < 200

@@ -19,6 +19,7 @@ from piagents.ai.model_options import PROVIDER_KEYS, ProviderOptions, parse_prov
 from piagents.ai.models import THINKING_LEVELS, ThinkingLevel
 from piagents.ai.retry import RetryPolicy
 from piagents.harness.loop_guard import DEFAULT_MAX_MODEL_CALLS
+from piagents.regular_file import FileTooLarge, NotARegularFile, read_regular_file
 
 ProviderApi = Literal["openai-completions", "openai-responses", "anthropic-messages"]
 PROVIDER_APIS = ("openai-completions", "openai-responses", "anthropic-messages")
@@ -28,6 +29,13 @@ Placement = Literal["process", "tmux", "inline"]
 PLACEMENTS: tuple[Placement, ...] = ("process", "tmux", "inline")
 MESSAGE_LIMIT_DEFAULT = 131_072
 MESSAGE_LIMIT_RANGE = (1024, 1_048_576)
+# Bounds of the file and of every number in it: a count, a size or a time in
+# milliseconds above 2**31 - 1 (about 24 days) is a mistake, and larger ones overflow
+# the floats and timeouts they become.
+MAX_NUMBER = 2**31 - 1
+MAX_FILE_BYTES = 1_048_576
+MAX_DEPTH = 64
+_SHOWN_CHARS = 60
 
 
 class SettingsError(ValueError):
@@ -86,6 +94,15 @@ class Settings:
     errors: tuple[str, ...] = ()  # each names its file and key; see SettingsError
 
 
+def shown(value: object) -> str:
+    """A value as a warning quotes it: its JSON, shortened; never the whole of a long one."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (ValueError, TypeError, RecursionError):  # too deep, or an int too long to print
+        text = type(value).__name__
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 1] + "…"
+
+
 class _Reader:
     def __init__(self, source: str) -> None:
         self.source = source
@@ -101,14 +118,21 @@ class _Reader:
     def unknown(self, raw: Mapping[str, Any], known: set[str], prefix: str = "") -> None:
         for key in raw:
             if key not in known:
-                self.warnings.append(f"{self.source}: {prefix}{key}: unknown setting; ignored.")
+                name = key if len(key) <= _SHOWN_CHARS else key[: _SHOWN_CHARS - 1] + "…"
+                self.warnings.append(f"{self.source}: {prefix}{name}: unknown setting; ignored.")
 
-    def positive_int(self, raw: Mapping[str, Any], key: str, default: int, path: str) -> int:
+    def positive_int(
+        self, raw: Mapping[str, Any], key: str, default: int, path: str, low: int = 1
+    ) -> int:
         if key not in raw:
             return default
         value = raw[key]
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            self.warn(path, f"expected a positive integer, got {json.dumps(value)}")
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            kind = "a positive integer" if low == 1 else "a non-negative integer"
+            self.warn(path, f"expected {kind}, got {shown(value)}")
+            return default
+        if value > MAX_NUMBER:
+            self.warn(path, f"expected at most {MAX_NUMBER}, got {shown(value)}")
             return default
         return value
 
@@ -119,10 +143,13 @@ class _Reader:
         if (
             isinstance(value, bool)
             or not isinstance(value, int | float)
-            or not math.isfinite(value)
+            or (isinstance(value, float) and not math.isfinite(value))
             or value < 0
         ):
-            self.warn(path, f"expected a non-negative number, got {json.dumps(value)}")
+            self.warn(path, f"expected a non-negative number, got {shown(value)}")
+            return default
+        if value > MAX_NUMBER:
+            self.warn(path, f"expected at most {MAX_NUMBER}, got {shown(value)}")
             return default
         return float(value)
 
@@ -130,7 +157,7 @@ class _Reader:
         if key not in raw:
             return default
         if not isinstance(raw[key], bool):
-            self.warn(path, f"expected true or false, got {json.dumps(raw[key])}")
+            self.warn(path, f"expected true or false, got {shown(raw[key])}")
             return default
         return bool(raw[key])
 
@@ -140,7 +167,7 @@ class _Reader:
         if key not in raw:
             return default
         if raw[key] not in choices:
-            self.warn(path, f"expected one of {', '.join(choices)}, got {json.dumps(raw[key])}")
+            self.warn(path, f"expected one of {', '.join(choices)}, got {shown(raw[key])}")
             return default
         return str(raw[key])
 
@@ -148,14 +175,14 @@ class _Reader:
         if key not in raw or raw[key] is None:
             return None
         if not isinstance(raw[key], str) or not raw[key]:
-            self.warn(path, f"expected a non-empty string, got {json.dumps(raw[key])}")
+            self.warn(path, f"expected a non-empty string, got {shown(raw[key])}")
             return None
         return str(raw[key])
 
     def section(self, raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
         value = raw.get(key, {})
         if not isinstance(value, dict):
-            self.warn(key, f"expected an object, got {json.dumps(value)}")
+            self.warn(key, f"expected an object, got {shown(value)}")
             return {}
         return value
 
@@ -178,7 +205,7 @@ def parse_settings(raw: Mapping[str, Any], source: str = "settings") -> Settings
     r.unknown(raw, TOP_KEYS)
     default_model = r.string(raw, "defaultModel", "defaultModel")
     if default_model is not None and "/" not in default_model:
-        r.warn("defaultModel", f"expected provider/modelId, got {json.dumps(default_model)}")
+        r.warn("defaultModel", f"expected provider/modelId, got {shown(default_model)}")
         default_model = None
     thinking = cast(
         ThinkingLevel,
@@ -189,16 +216,14 @@ def parse_settings(raw: Mapping[str, Any], source: str = "settings") -> Settings
     for name, value in r.section(raw, "providers").items():
         path = f"providers.{name}"
         if not isinstance(value, dict):
-            r.warn(path, f"expected an object, got {json.dumps(value)}")
+            r.warn(path, f"expected an object, got {shown(value)}")
             continue
         r.unknown(
             value, {"api", "baseUrl", "apiKeyEnv", "apiKey", "headers", *PROVIDER_KEYS}, path + "."
         )
         api = value.get("api")
         if api is not None and api not in PROVIDER_APIS:
-            r.warn(
-                path + ".api", f"expected one of {', '.join(PROVIDER_APIS)}, got {json.dumps(api)}"
-            )
+            r.warn(path + ".api", f"expected one of {', '.join(PROVIDER_APIS)}, got {shown(api)}")
             continue
         headers = value.get("headers", {})
         if not isinstance(headers, dict) or not all(
@@ -221,12 +246,7 @@ def parse_settings(raw: Mapping[str, Any], source: str = "settings") -> Settings
 
     retry_raw = r.section(raw, "retry")
     r.unknown(retry_raw, {"maxRetries", "baseDelayMs", "maxDelayMs"}, "retry.")
-    max_retries = retry_raw.get("maxRetries", 3)
-    if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
-        r.warn(
-            "retry.maxRetries", f"expected a non-negative integer, got {json.dumps(max_retries)}"
-        )
-        max_retries = 3
+    max_retries = r.positive_int(retry_raw, "maxRetries", 3, "retry.maxRetries", low=0)
     retry = RetryPolicy(
         max_retries,
         r.number(retry_raw, "baseDelayMs", 2000, "retry.baseDelayMs") / 1000,
@@ -331,16 +351,14 @@ def _supervision(r: _Reader, raw: Mapping[str, Any]) -> dict[str, Any]:
         else:
             r.fail(
                 "pi-agents.spawnPlacement",
-                f"expected one of {', '.join(PLACEMENTS)}, got {json.dumps(value)}",
+                f"expected one of {', '.join(PLACEMENTS)}, got {shown(value)}",
             )
     if "contextRetirement" in raw:
         value = raw["contextRetirement"]
         if isinstance(value, bool):
             out["context_retirement"] = value
         else:
-            r.fail(
-                "pi-agents.contextRetirement", f"expected true or false, got {json.dumps(value)}"
-            )
+            r.fail("pi-agents.contextRetirement", f"expected true or false, got {shown(value)}")
     low, high = MESSAGE_LIMIT_RANGE
     for key, name in (
         ("inlineAttachmentLimitBytes", "inline_attachment_limit_bytes"),
@@ -352,7 +370,7 @@ def _supervision(r: _Reader, raw: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             r.fail(
                 f"pi-agents.{key}",
-                f"expected an integer from {low} to {high}, got {json.dumps(value)}",
+                f"expected an integer from {low} to {high}, got {shown(value)}",
             )
         else:
             out[name] = value
@@ -371,19 +389,29 @@ def merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def read_settings_file(path: Path) -> tuple[dict[str, Any], list[str]]:
-    """The raw settings object and any warning; a missing file is an empty object."""
+    """The raw settings object and any warning; a missing file is an empty object. Only
+    a regular file of at most `MAX_FILE_BYTES`, nested at most `MAX_DEPTH`, is read."""
+    kept = "using the defaults. The file was left as it is."
     try:
-        # utf-8-sig: a byte order mark (some editors write one) is not an error.
-        text = path.read_text(encoding="utf-8-sig")
+        data = read_regular_file(path, MAX_FILE_BYTES)
     except FileNotFoundError:
         return {}, []
+    except FileTooLarge:
+        return {}, [f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB; {kept}"]
+    except NotARegularFile:
+        return {}, [f"{path}: cannot read (not a regular file); using the defaults."]
     except OSError as exc:
         return {}, [f"{path}: cannot read ({exc.strerror}); using the defaults."]
+    try:
+        # utf-8-sig: a byte order mark (some editors write one) is not an error.
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         return {}, [
             f"{path}: not UTF-8 text (byte {exc.start}); using the defaults. "
             "The file was left as it is."
         ]
+    if json_depth(text) > MAX_DEPTH:
+        return {}, [f"{path}: nested more than {MAX_DEPTH} levels deep; {kept}"]
     try:
         raw = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as exc:
@@ -391,9 +419,33 @@ def read_settings_file(path: Path) -> tuple[dict[str, Any], list[str]]:
             f"{path}: invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg}); "
             "using the defaults. The file was left as it is."
         ]
+    except ValueError:  # an integer of more digits than Python converts
+        return {}, [f"{path}: invalid JSON (a number too long to read); {kept}"]
     if not isinstance(raw, dict):
         return {}, [f"{path}: expected a JSON object; using the defaults."]
     return raw, []
+
+
+def json_depth(text: str) -> int:
+    """How deeply the arrays and objects of a JSON text nest (brackets in strings aside)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
 
 
 def load_settings(home: Path, overrides: Mapping[str, Any] | None = None) -> Settings:

@@ -483,6 +483,10 @@ class Runtime:
             tools = [t for t in tools if t.name in owner.loop.tools]
         return tools
 
+    def extension_tools(self) -> list[Tool]:
+        """The tools of the extensions in settings (loaded once)."""
+        return self._extension_tools()
+
     def _extension_tools(self) -> list[Tool]:
         if self._extensions is None:
             tools, warnings = load_extensions(self.settings.agents.extensions, self.home)

@@ -412,6 +412,21 @@ def test_a_faux_route_is_loaded_once_whatever_the_thinking_level(route_module: s
     assert isinstance(a, FunctionModel)
 
 
+@pytest.mark.parametrize("model", ["faux/sys:exit", "faux/os:system", "faux/mine:other"])
+def test_a_model_cannot_choose_a_faux_route_the_user_did_not(model: str) -> None:
+    reg = providers({"providers": {"mine": {"baseUrl": "http://127.0.0.1:9/v1"}}})
+
+    with pytest.raises(ProviderConfigError, match=r"only configured providers \(.*mine"):
+        reg.check_model_choice(ModelRef.parse(model), ["faux/mine:route", None])
+
+
+def test_a_model_may_choose_the_users_faux_route_configured_providers_and_the_embedders() -> None:
+    reg = providers(function_model=FunctionModel(lambda call: "hi"))
+
+    for model in ("faux/mine:route:high", "faux/function", "openai/gpt-5"):
+        reg.check_model_choice(ModelRef.parse(model), ["faux/mine:route"])
+
+
 def test_the_default_model_follows_the_key_in_the_environment(monkeypatch):
     from piagents.ai.registry import default_model_from_env
 

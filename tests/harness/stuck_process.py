@@ -8,7 +8,9 @@ program leaves its own `asyncio.run(main())` with the abort timeout small, so
 "exited" after `asyncio.run` returns.
 
 - `route`: `w`'s model call ignores cancellation.
-- `thread`: `w` reads a FIFO nobody writes to (a tool thread that never returns).
+- `thread`: `w`'s model call waits on a tool thread (`run_blocking`, as the built-in
+  tools run their blocking calls) that never returns: it reads a FIFO nobody writes to.
+  (The built-in tools themselves refuse FIFOs; a hung mount blocks the same way.)
 """
 
 import asyncio
@@ -17,6 +19,7 @@ import sys
 from pathlib import Path
 
 import piagents
+from piagents.harness.tools.threads import run_blocking
 from piagents.testing import FunctionModel, Reply, ToolCall
 
 SCENARIO, HOME, WORK = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
@@ -50,9 +53,13 @@ async def worker(call):
     if SCENARIO == "route":
         STUCK.set()
         await ignore_cancellation()
-    if any(m.role == "toolResult" for m in call.messages):
-        return "w finished"
-    return Reply(tool_calls=[ToolCall("read", {"path": str(FIFO)})])
+    await run_blocking(read_fifo)
+    return "w finished"
+
+
+def read_fifo() -> bytes:
+    fd = os.open(FIFO, os.O_RDONLY)  # waits for a writer, then for bytes that never come
+    return os.read(fd, 1)
 
 
 async def route(call):

@@ -121,6 +121,22 @@ def test_unreadable_context_files_are_skipped(tmp_path: Path) -> None:
     assert under(root, find_context_files(cwd)) == [(cwd / "CLAUDE.md", "fallback")]
 
 
+def test_a_fifo_a_device_or_a_pseudo_file_is_skipped_without_blocking(
+    tmp_path: Path,
+) -> None:
+    import os
+
+    root = tmp_path.resolve()
+    a, b, c = root / "a", root / "a" / "b", root / "a" / "b" / "c"
+    c.mkdir(parents=True)
+    os.mkfifo(a / "AGENTS.md")  # opening it to read would wait for a writer for ever
+    (b / "AGENTS.md").symlink_to("/dev/zero")  # never ends
+    (c / "AGENTS.md").symlink_to("/proc/self/environ")  # says 0 bytes, holds secrets
+    (c / "CLAUDE.md").write_text("the real one")
+
+    assert under(root, find_context_files(c)) == [(c / "CLAUDE.md", "the real one")]
+
+
 # ---- build_system_prompt -------------------------------------------------------------------
 
 

@@ -148,6 +148,31 @@ def test_a_file_the_system_refuses_to_open_is_refused_with_the_reason(cwd, monke
     )
 
 
+@pytest.mark.parametrize("pseudo", ["/proc/self/environ", "/proc/self/status"])
+def test_a_procfs_file_is_not_a_regular_file_and_is_never_embedded(cwd, pseudo):
+    assert refusal([pseudo], cwd).startswith(f"`files`: {pseudo} is not a regular file")
+
+
+def test_a_symlink_to_a_procfs_file_is_refused_too(cwd):
+    (cwd / "env.txt").symlink_to("/proc/self/environ")
+    assert refusal(["env.txt"], cwd).startswith("`files`: env.txt is not a regular file")
+
+
+def test_a_device_is_refused(cwd):
+    assert refusal(["/dev/zero"], cwd).startswith("`files`: /dev/zero is not a regular file")
+
+
+@pytest.mark.parametrize("given", ["notes\0.md", "src/\0"])
+def test_a_path_with_a_nul_byte_is_an_invalid_request(cwd, given):
+    assert refusal([given], cwd) == f"`files`: {given!r} is not a valid path (it holds a NUL byte)."
+
+
+def test_a_cwd_with_a_nul_byte_is_an_invalid_request(cwd):
+    assert refusal(["notes.md"], f"{cwd}\0") == (
+        "`files`: the working directory is not a valid path (it holds a NUL byte)."
+    )
+
+
 def test_one_bad_path_refuses_the_whole_list(cwd):
     assert "nope" in refusal(["notes.md", "nope"], cwd)
 

@@ -639,3 +639,10 @@ def test_a_file_that_is_not_utf8_is_reported(home: Path) -> None:
     (global_agents(home) / "bad.md").write_bytes(b"---\nname: bad\ndescription: \xff\n---\n")
     with pytest.raises(DefinitionError, match=r"bad\.md: is not UTF-8 text"):
         discover(home, None, trusted=False)
+
+
+def test_a_long_unknown_definition_name_is_not_echoed_whole(home: Path) -> None:
+    roster = discover(home, None, trusted=False)
+    with pytest.raises(DefinitionRefused) as caught:
+        roster.resolve("x" * 100_000, None)
+    assert len(str(caught.value)) < 300

@@ -461,3 +461,27 @@ def test_the_ask_owner_schema():
         schema["properties"]["question"]["description"]
         == (texts.ASK_OWNER_PARAMETER_DESCRIPTIONS["question"])
     )
+
+
+# ---- hostile values ------------------------------------------------------------------------
+
+
+def nested(depth):
+    value = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"action": "x" * 100_000},
+        {"action": nested(5000)},
+        {"action": "delegate", "definition": "scout", "task": "t", "timeoutMs": nested(5000)},
+        {"action": "delegate", "definition": "scout", "task": "t", "timeoutMs": 10**5000},
+    ],
+)
+def test_a_huge_or_deep_value_is_quoted_short_not_echoed_or_a_crash(raw):
+    e = refusal(raw)
+    assert len(e.message) < 400

@@ -156,6 +156,18 @@ async def test_list_shows_the_roster_and_every_documented_record_field(rt, lead,
     gate.set()
 
 
+async def test_a_definition_naming_an_unknown_tool_is_a_warning_the_lead_and_the_ui_see(rt, lead):
+    (rt.home / "agents").mkdir()
+    path = rt.home / "agents" / "typo.md"
+    path.write_text("---\nname: typo\ntools: [read, raed]\n---\nP.\n")
+    res = await agent(lead, action="list")
+    assert not res.is_error, res.text
+    [warning] = res.details["definition_warnings"]
+    assert warning.startswith(f"{path}: `tools`: unknown tool 'raed'; the tools are ")
+    [problem] = rt.supervisor.definition_problems(lead.cwd)
+    assert (problem.text, problem.severity) == (warning, "warning")
+
+
 async def test_a_failed_start_is_rolled_back_and_reported_as_such(rt, lead, tmp_path):
     agents_dir = rt.home / "agents"
     agents_dir.mkdir()
@@ -385,6 +397,23 @@ async def test_close_cascades_through_owned_agents_first(rt, lead, script):
         ),
         (
             {"action": "delegate", "definition": "scout", "task": "x", "files": ["nope.txt"]},
+            "invalid_request",
+        ),
+        (
+            {"action": "delegate", "definition": "scout", "task": "x", "cwd": "a\0b"},
+            "invalid_request",
+        ),
+        (
+            {"action": "delegate", "definition": "scout", "task": "x", "files": ["a\0b"]},
+            "invalid_request",
+        ),
+        (
+            {
+                "action": "delegate",
+                "definition": "scout",
+                "task": "x",
+                "files": ["/proc/self/environ"],
+            },
             "invalid_request",
         ),
         ({"action": "continue", "session": "nosuch", "task": "x"}, "target_not_found"),

@@ -42,7 +42,10 @@ def test_a_missing_file_is_created(home):
         ('{"pi-agents": ', "invalid JSON at line 1 column 15"),
         ("[1, 2]", "expected a JSON object"),
         ('{"pi-agents": 3}', '"pi-agents" is not an object'),
+        ('{"x": ' + "[" * 20_000 + "]" * 20_000 + "}", "nested more than 64 levels deep"),
+        ('{"x": 1' + "0" * 5000 + "}", "a number too long to read"),
     ],
+    ids=["unclosed", "array", "section", "deep", "long-number"],
 )
 def test_a_file_that_cannot_be_read_as_settings_is_left_as_it_is(home, text, problem):
     path = home / "settings.json"

@@ -54,6 +54,8 @@ class Operations:
         tree = self.c.tree(self.c.root_of(me))
         if tree.outstanding >= self.c.max_outstanding:
             return error(texts.input_rejected(tree.outstanding))
+        if "\0" in str(args.get("cwd") or ""):
+            return error(texts.invalid(f"cwd {args['cwd']!r} {texts.NUL_IN_PATH}."))
         cwd = Path(args["cwd"]).expanduser() if args.get("cwd") else Path(me.cwd)
         if not cwd.is_absolute():
             cwd = Path(me.cwd) / cwd
@@ -63,6 +65,9 @@ class Operations:
         model = args.get("model") or str(caller.loop.model)
         try:
             ref = ModelRef.parse(model)
+            if args.get("model"):  # chosen by the model: never an arbitrary faux route
+                own = (str(caller.loop.model), self.rt.default_model)
+                self.rt.providers.check_model_choice(ref, own)
             self.rt.providers.resolve(ref)
         except Exception as exc:
             return error(texts.invalid(f"model {model!r}: {exc}"))

@@ -207,5 +207,8 @@ def message_to_self() -> str:
     return "An Agent cannot send a message to itself."
 
 
+NUL_IN_PATH = "is not a valid path (it holds a NUL byte)"
+
+
 def invalid(problem: str) -> str:
     return f"Invalid agent call: {problem}"

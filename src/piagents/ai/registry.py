@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
@@ -123,6 +124,28 @@ class ProviderRegistry:
             self._cache[key] = provider
         return provider
 
+    def check_model_choice(self, ref: ModelRef, chosen_by_user: Iterable[str | None]) -> None:
+        """Refuse `ref` where a model, not the user, picked it (`spawn`'s `model`): a faux
+        route imports and runs any module, so only the models in `chosen_by_user` (the
+        command line's, settings', the caller's own) or the embedder's `FunctionModel`
+        may be faux; any other provider must be one the settings or built-ins name."""
+        if ref.provider != "faux":
+            return
+        if ":" not in ref.model_id and self.function_model is not None:
+            return  # the embedder's own FunctionModel, whatever it is called
+        user = {_without_thinking(m) for m in chosen_by_user if m}
+        if str(ref) in user:
+            return
+        raise ProviderConfigError(
+            "the faux provider runs Python code and is only for tests and scripts; "
+            "an Agent may choose only configured providers "
+            f"({', '.join(self.known_providers())}), or its own model"
+        )
+
+    def known_providers(self) -> list[str]:
+        """The providers a model may name: built-ins, the embedded model and declared ones."""
+        return sorted({*BUILTINS, *self.settings.providers, LOCAL})
+
     def _create(self, ref: ModelRef) -> Provider:
         if ref.provider == LOCAL and LOCAL not in self.settings.providers:
             return local_provider(ref)
@@ -209,6 +232,13 @@ def discovers(provider: str, base_url: str | None) -> bool:
         return False
     host = (urlparse(base_url).hostname or "").lower()
     return host not in ("api.openai.com", "api.anthropic.com")
+
+
+def _without_thinking(model: str) -> str:
+    try:
+        return str(ModelRef.parse(model))
+    except ValueError:
+        return model
 
 
 def default_key_env(provider: str) -> str:

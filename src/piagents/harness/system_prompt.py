@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
 from piagents.harness.tools.base import Tool
+from piagents.regular_file import read_regular_prefix
 
 CONTEXT_FILE_NAMES = ("AGENTS.md", "CLAUDE.md")  # per directory, the first readable one counts
 
@@ -25,26 +24,16 @@ CONTEXT_FILE_LIMIT_BYTES = 256 * 1024
 
 
 def _read(path: Path) -> str | None:
-    """The text of a regular file, bounded; None for anything else (a FIFO would block,
-    a device or procfs file has no honest size) and for text that is not UTF-8."""
+    """The text of a regular file, cut at its limit; None for anything else (a FIFO would
+    block, a device never ends, a procfs file is not what its size says) and for text
+    that is not UTF-8."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        data = os.read(fd, CONTEXT_FILE_LIMIT_BYTES + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    if len(data) <= CONTEXT_FILE_LIMIT_BYTES:
-        try:
+        data, whole = read_regular_prefix(path, CONTEXT_FILE_LIMIT_BYTES)
+        if whole:
             return data.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-    text = data[:CONTEXT_FILE_LIMIT_BYTES].decode("utf-8", errors="ignore")
+    except (OSError, UnicodeDecodeError):
+        return None
+    text = data.decode("utf-8", errors="ignore")
     return text + f"\n[{path.name} cut at {CONTEXT_FILE_LIMIT_BYTES // 1024} KiB]"
 
 

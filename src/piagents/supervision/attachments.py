@@ -33,13 +33,14 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+from piagents.regular_file import FileTooLarge, NotARegularFile, read_regular_file
 from piagents.supervision.errors import invalid_request
 
+_NOT_A_PATH = "is not a valid path (it holds a NUL byte)"
 ReferenceReason: TypeAlias = Literal["binary", "too_large"]
 
 
@@ -91,7 +92,11 @@ def resolve_attachments(
     out: list[Attachment] = []
     seen: set[str] = set()
     budget = inline_limit_bytes
+    if "\0" in os.fspath(cwd):
+        raise invalid_request(operation, f"`files`: the working directory {_NOT_A_PATH}.")
     for given in files:
+        if "\0" in given:
+            raise invalid_request(operation, f"`files`: {given!r} {_NOT_A_PATH}.")
         path = os.path.realpath(os.path.join(os.fspath(cwd), given))
         if path in seen:
             continue
@@ -106,46 +111,26 @@ def resolve_attachments(
 def _read(given: str, path: str, budget: int, operation: str) -> Attachment:
     where = "" if given == path else f" (resolved to {path})"
     try:
-        # Opened before it is checked, without blocking, so a FIFO cannot hang the call.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        # Opened without blocking (a FIFO cannot hang the call) and read only up to the
+        # budget, whatever the file's size claims (a procfs file says 0 bytes).
+        data = read_regular_file(path, max(budget, 0))
     except FileNotFoundError:
         raise invalid_request(operation, f"`files`: {given} does not exist{where}.") from None
+    except FileTooLarge as exc:
+        return FileReference(path, exc.size, "too_large")
+    except NotARegularFile:
+        raise invalid_request(
+            operation, f"`files`: {given} is not a regular file{where}."
+        ) from None
     except OSError as exc:
         raise invalid_request(
             operation, f"`files`: {given} cannot be read{where}: {exc.strerror}."
         ) from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise invalid_request(operation, f"`files`: {given} is not a regular file{where}.")
-        data = b"" if st.st_size > budget else _read_up_to(fd, budget + 1)
-    except OSError as exc:
-        raise invalid_request(
-            operation, f"`files`: {given} cannot be read{where}: {exc.strerror}."
-        ) from None
-    finally:
-        os.close(fd)
-    if st.st_size > budget:
-        return FileReference(path, st.st_size, "too_large")
-    if len(data) > budget:  # it grew since fstat
-        return FileReference(path, max(len(data), st.st_size), "too_large")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return FileReference(path, len(data), "binary")
     return EmbeddedFile(path, text, len(data))
-
-
-def _read_up_to(fd: int, limit: int) -> bytes:
-    chunks: list[bytes] = []
-    left = limit
-    while left > 0:
-        chunk = os.read(fd, left)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
 
 
 # ---- rendering and the payload limit (pure) -----------------------------------------------

@@ -1,19 +1,9 @@
-"""Agent definitions: Markdown files with YAML front matter, in three layers.
-
-A definition names a kind of managed agent; its body becomes the agent's system
-prompt::
-
-    ---
-    name: scout
-    description: Finds where things are in the code base; use before changing code.
-    thinking: low
-    tools: [read, grep, find, ls]
-    ---
-    You are a scout. ...
+"""Agent definitions in three layers: discovery, the roster, and global overrides.
 
 Layers, a later one overriding an earlier one by name: bundled (shipped in
 `piagents/supervision/bundled/`) < project (`<project>/.pi-agents/agents/*.md`,
 used only when the user trusts the project) < global (`<home>/agents/*.md`).
+One file is parsed by `definition_file`.
 
 Depth is fixed at lead → delegating agent → leaf: a definition with a non-empty
 `agents` list is a delegating one and may delegate only to enabled leaves.
@@ -23,56 +13,59 @@ from __future__ import annotations
 
 import enum
 import functools
-import json
+import hashlib
 import os
-import re
-from collections.abc import Callable, Iterable, Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal, TypeAlias, TypeVar
+from typing import Any, Literal, TypeAlias
 
-import yaml
-
-from piagents.ai.models import THINKING_LEVELS, ModelRef, ThinkingLevel
+from piagents.ai.models import ThinkingLevel
 from piagents.atomic_file import write_atomically
-
-NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
-"""A definition name: a lower-case letter, then up to 31 of `a-z 0-9 _ -`."""
-
-Layer: TypeAlias = Literal["bundled", "project", "global"]
-SystemPromptMode: TypeAlias = Literal["append", "replace"]
-SYSTEM_PROMPT_MODES: tuple[SystemPromptMode, ...] = ("append", "replace")
-FIELDS = (
-    "name",
-    "description",
-    "enabled",
-    "model",
-    "thinking",
-    "tools",
-    "excludeTools",
-    "noTools",
-    "systemPromptMode",
-    "agents",
+from piagents.supervision.definition_file import (
+    FIELDS,
+    MAX_FILE_BYTES,
+    NAME_PATTERN,
+    SYSTEM_PROMPT_MODES,
+    AgentDefinition,
+    DefinitionError,
+    Layer,
+    SystemPromptMode,
+    edit_front_matter,
+    parse_definition,
+    read_definition_text,
+    render_definition,
+    shown,
 )
+
+__all__ = [  # what this module gives, the parsing of one file included
+    "FIELDS",
+    "NAME_PATTERN",
+    "SYSTEM_PROMPT_MODES",
+    "UNCHANGED",
+    "AgentDefinition",
+    "DefinitionError",
+    "DefinitionProblem",
+    "DefinitionRefused",
+    "DefinitionReport",
+    "Layer",
+    "Roster",
+    "SystemPromptMode",
+    "definition_record",
+    "discover",
+    "parse_definition",
+    "survey",
+    "write_global_override",
+]
+
 PROJECT_AGENTS_DIR = Path(".pi-agents", "agents")
 GLOBAL_AGENTS_DIR = "agents"
-_TOOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
-_T = TypeVar("_T")
-
-
-class DefinitionError(ValueError):
-    """Invalid agent definitions; each of `problems` names the file and the field."""
-
-    def __init__(self, problems: Iterable[str]) -> None:
-        self.problems = tuple(problems)
-        if len(self.problems) == 1:
-            message = self.problems[0]
-        else:
-            listed = "\n".join(f"  - {p}" for p in self.problems)
-            message = f"{len(self.problems)} problems in agent definitions:\n{listed}"
-        super().__init__(message)
+MAX_FILES = 256  # definition files in one folder
+# Tools the runtime gives by role, whatever a definition lists: naming them is no typo.
+ROLE_TOOLS = ("agent", "ask_owner")
 
 
 class DefinitionRefused(LookupError):
@@ -80,194 +73,14 @@ class DefinitionRefused(LookupError):
 
 
 @dataclass(frozen=True, slots=True)
-class AgentDefinition:
-    """One parsed definition file; `layer` and `path` say where it came from."""
+class DefinitionProblem:
+    """One problem found by discovery. `text` names the file and the field; an `error`
+    stops discovery, a `warning` (a tool no one provides, a broken file of an untrusted
+    project, which is not used) does not."""
 
-    name: str
-    description: str = ""
-    enabled: bool = True
-    model: str | None = None  # `provider/modelId`; None: the runtime's default
-    thinking: ThinkingLevel | None = None  # None: the model's default
-    tools: tuple[str, ...] | None = None  # allowlist; None: every available tool
-    exclude_tools: tuple[str, ...] = ()  # wins over `tools`
-    no_tools: bool = False  # wins over both
-    system_prompt_mode: SystemPromptMode = "append"
-    agents: tuple[str, ...] = ()  # definitions it may delegate to
-    system_prompt: str = ""
-    layer: Layer = "bundled"
-    path: str = ""
-
-    @property
-    def is_delegating(self) -> bool:
-        """True when it may delegate (non-empty `agents`); otherwise it is a leaf."""
-        return bool(self.agents)
-
-    def effective_tools(self, available: Iterable[str]) -> tuple[str, ...]:
-        """The tool names it gets out of `available`: none with `noTools`, else the
-        `tools` allowlist (in its order) or every available tool, less `excludeTools`.
-
-        These are its own tools; the runtime adds `agent` or `ask_owner` by role.
-        """
-        if self.no_tools:
-            return ()
-        offered = list(dict.fromkeys(available))
-        chosen = offered if self.tools is None else [t for t in self.tools if t in offered]
-        return tuple(t for t in chosen if t not in self.exclude_tools)
-
-
-# ---- parsing ----------------------------------------------------------------
-
-
-def parse_definition(text: str, *, path: str, layer: Layer) -> AgentDefinition:
-    """Parse one definition file's text; every problem in it is one `DefinitionError`.
-
-    `model`, `thinking` and `tools` may be `null` (the same as absent); YAML `false`
-    for `thinking` means `off`.
-    """
-    front, body = _split_front_matter(text, path)
-    data = _load_front_matter(front, path)
-    problems: list[str] = []
-
-    def bad(key: str, what: str) -> None:
-        problems.append(f"{path}: `{key}`: {what}")
-
-    for key in data:
-        if key not in FIELDS:
-            bad(str(key), f"unknown field; the fields are {', '.join(FIELDS)}")
-    name = data.get("name")
-    if "name" not in data:
-        bad("name", "missing; every definition needs a name")
-    elif not isinstance(name, str):
-        bad("name", f"expected a string, got {_kind(name)}")
-    elif not NAME_PATTERN.match(name):
-        bad("name", f"{name!r} must match {NAME_PATTERN.pattern}")
-    description = _typed(data, "description", str, "", bad)
-    enabled = _typed(data, "enabled", bool, True, bad)
-    no_tools = _typed(data, "noTools", bool, False, bad)
-    model = _model(data.get("model"), bad)
-    thinking = _thinking(data.get("thinking"), bad)
-    tools = None if data.get("tools") is None else _names(data, "tools", _TOOL_NAME, bad)
-    exclude_tools = _names(data, "excludeTools", _TOOL_NAME, bad) if "excludeTools" in data else ()
-    agents = _names(data, "agents", NAME_PATTERN, bad) if "agents" in data else ()
-    if isinstance(name, str) and name in agents:
-        bad("agents", f"{name!r} cannot delegate to itself")
-    mode: SystemPromptMode = "append"
-    raw_mode = data.get("systemPromptMode", "append")
-    if raw_mode == "replace":
-        mode = "replace"
-    elif raw_mode != "append":
-        bad("systemPromptMode", f"expected append or replace, got {raw_mode!r}")
-    if problems or not isinstance(name, str):
-        raise DefinitionError(problems)
-    return AgentDefinition(
-        name=name,
-        description=description.strip(),
-        enabled=enabled,
-        model=model,
-        thinking=thinking,
-        tools=tools,
-        exclude_tools=exclude_tools,
-        no_tools=no_tools,
-        system_prompt_mode=mode,
-        agents=agents,
-        system_prompt=body.strip(),
-        layer=layer,
-        path=path,
-    )
-
-
-def _split_front_matter(text: str, path: str) -> tuple[str, str]:
-    lines = text.removeprefix("\ufeff").splitlines(keepends=True)
-    if not lines or lines[0].rstrip() != "---":
-        raise DefinitionError(
-            [f"{path}: no front matter; a definition begins with a `---` line, YAML, and `---`"]
-        )
-    for i, line in enumerate(lines[1:], start=1):
-        if line.rstrip() == "---":
-            return "".join(lines[1:i]), "".join(lines[i + 1 :])
-    raise DefinitionError([f"{path}: the front matter opened on line 1 is never closed by `---`"])
-
-
-def _load_front_matter(front: str, path: str) -> dict[Any, Any]:
-    try:
-        node = yaml.compose(front, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(front)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 2})" if mark is not None else ""
-        what = getattr(exc, "problem", None) or str(exc)
-        raise DefinitionError([f"{path}: front matter is not valid YAML{where}: {what}"]) from None
-    if data is None:
-        raise DefinitionError([f"{path}: `name`: missing; every definition needs a name"])
-    if not isinstance(data, dict) or not isinstance(node, yaml.MappingNode):
-        raise DefinitionError([f"{path}: front matter must be a mapping of fields"])
-    seen: set[str] = set()
-    for key_node, _ in node.value:
-        key = str(key_node.value)
-        if key in seen:
-            raise DefinitionError([f"{path}: `{key}`: given more than once"])
-        seen.add(key)
-    return data
-
-
-def _kind(value: object) -> str:
-    return "null" if value is None else type(value).__name__
-
-
-def _typed(
-    data: Mapping[Any, Any], key: str, kind: type[_T], default: _T, bad: Callable[[str, str], None]
-) -> _T:
-    if key not in data:
-        return default
-    value = data[key]
-    if isinstance(value, kind):
-        return value
-    bad(key, f"expected {'true or false' if kind is bool else 'a string'}, got {_kind(value)}")
-    return default
-
-
-def _model(value: object, bad: Callable[[str, str], None]) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        bad("model", f"expected provider/modelId, got {_kind(value)}")
-        return None
-    try:
-        ModelRef.parse(value)
-    except ValueError as exc:
-        bad("model", str(exc))
-        return None
-    return value.strip()
-
-
-def _thinking(value: object, bad: Callable[[str, str], None]) -> ThinkingLevel | None:
-    if value is None:
-        return None
-    if value is False:  # `thinking: false` (and YAML 1.1's bare `off`)
-        return "off"
-    for level in THINKING_LEVELS:
-        if value == level and isinstance(value, str):
-            return level
-    bad("thinking", f"expected one of {', '.join(THINKING_LEVELS)} or false, got {value!r}")
-    return None
-
-
-def _names(
-    data: Mapping[Any, Any], key: str, pattern: re.Pattern[str], bad: Callable[[str, str], None]
-) -> tuple[str, ...]:
-    value = data[key]
-    if not isinstance(value, list):
-        bad(key, f"expected a list such as [a, b], got {_kind(value)}")
-        return ()
-    names: list[str] = []
-    for item in value:
-        if not isinstance(item, str) or not pattern.match(item):
-            bad(key, f"{item!r} is not a valid name (must match {pattern.pattern})")
-        elif item in names:
-            bad(key, f"{item!r} is listed twice")
-        else:
-            names.append(item)
-    return tuple(names)
+    path: str
+    text: str
+    severity: Literal["error", "warning"]
 
 
 # ---- discovery and the roster -----------------------------------------------
@@ -283,6 +96,8 @@ class Roster:
     project_dir: str | None = None
     # Problems in an untrusted project's files: reported, never fatal, since they are not used.
     untrusted_problems: tuple[str, ...] = ()
+    # Tools named by a definition that no one provides (`discover(tools=...)`).
+    warnings: tuple[DefinitionProblem, ...] = ()
 
     def get(self, name: str) -> AgentDefinition | None:
         """The effective definition of that name, enabled or not."""
@@ -309,7 +124,9 @@ class Roster:
             )
         choices = ", ".join(d.name for d in self.delegatable_by(delegator)) or "none"
         if found is None:
-            raise DefinitionRefused(f"no agent definition named {name!r}; available: {choices}")
+            raise DefinitionRefused(
+                f"no agent definition named {shown(name)}; available: {choices}"
+            )
         if not found.enabled:
             raise DefinitionRefused(f"definition {name!r} is disabled; available: {choices}")
         if delegator is not None and not delegator.is_delegating:
@@ -355,15 +172,46 @@ def definition_record(definition: AgentDefinition, *, trusted: bool = True) -> d
 _Source: TypeAlias = tuple[str, Callable[[], str]]  # (path shown in errors, reader)
 
 
-def discover(home: Path, project_dir: Path | None, trusted: bool) -> Roster:
-    """Read the three layers and check the result; every problem is reported in one
+@dataclass(frozen=True, slots=True)
+class DefinitionReport:
+    """What discovery found: the roster (None when an error stops it) and every problem,
+    errors and warnings, in the order found. What a user interface shows."""
+
+    roster: Roster | None
+    problems: tuple[DefinitionProblem, ...] = ()
+
+    @property
+    def errors(self) -> tuple[DefinitionProblem, ...]:
+        return tuple(p for p in self.problems if p.severity == "error")
+
+    @property
+    def warnings(self) -> tuple[DefinitionProblem, ...]:
+        return tuple(p for p in self.problems if p.severity == "warning")
+
+
+def discover(
+    home: Path, project_dir: Path | None, trusted: bool, *, tools: Collection[str] | None = None
+) -> Roster:
+    """Read the three layers and check the result; every error is reported in one
     `DefinitionError` and no partial roster is returned. An untrusted project's
-    definitions are parsed only to be listed in `Roster.untrusted`."""
-    problems: list[str] = []
+    definitions are parsed only to be listed in `Roster.untrusted`. Given the names of
+    the `tools` this runtime provides, a definition naming another is a warning
+    (`Roster.warnings`)."""
+    report = survey(home, project_dir, trusted, tools=tools)
+    if report.roster is None:
+        raise DefinitionError(p.text for p in report.errors)
+    return report.roster
+
+
+def survey(
+    home: Path, project_dir: Path | None, trusted: bool, *, tools: Collection[str] | None = None
+) -> DefinitionReport:
+    """`discover`, reporting its errors instead of raising them (it never raises)."""
+    problems: list[DefinitionProblem] = []
     bundled = _load_layer(_bundled_sources(problems), "bundled", problems)
     global_dir = home / GLOBAL_AGENTS_DIR
     project: dict[str, AgentDefinition] = {}
-    project_problems: list[str] = []
+    project_problems: list[DefinitionProblem] = []
     project_path: str | None = None
     if project_dir is not None:
         project_path = os.path.realpath(project_dir)
@@ -371,27 +219,34 @@ def discover(home: Path, project_dir: Path | None, trusted: bool) -> Roster:
         # A project whose `.pi-agents` is the home itself has no separate project layer.
         if os.path.realpath(agents_dir) != os.path.realpath(global_dir):
             sink = problems if trusted else project_problems
-            project = _load_layer(_dir_sources(agents_dir, sink), "project", sink)
+            # An untrusted project's files are only listed: their bodies are not kept.
+            sources = _dir_sources(agents_dir, sink)
+            project = _load_layer(sources, "project", sink, with_body=trusted)
     global_ = _load_layer(_dir_sources(global_dir, problems), "global", problems)
     effective = {**bundled, **(project if trusted else {}), **global_}
     untrusted = {} if trusted else {n: d for n, d in project.items() if n not in global_}
     problems.extend(_reference_problems(effective, untrusted, project_path))
-    if problems:
-        raise DefinitionError(problems)
-    return Roster(
+    unused = [DefinitionProblem(p.path, p.text, "warning") for p in project_problems]
+    if any(p.severity == "error" for p in problems):
+        return DefinitionReport(None, (*problems, *unused))
+    warnings = _unknown_tools(effective, tools) if tools is not None else []
+    roster = Roster(
         definitions=MappingProxyType(effective),
         untrusted=MappingProxyType(untrusted),
         project_dir=project_path,
-        untrusted_problems=tuple(project_problems),
+        untrusted_problems=tuple(p.text for p in project_problems),
+        warnings=tuple(warnings),
     )
+    return DefinitionReport(roster, (*warnings, *unused))
 
 
-def _bundled_sources(problems: list[str]) -> list[_Source]:
+def _bundled_sources(problems: list[DefinitionProblem]) -> list[_Source]:
     folder = resources.files("piagents.supervision").joinpath("bundled")
     try:
         entries = sorted(folder.iterdir(), key=lambda e: e.name)
     except OSError as exc:
-        problems.append(f"{folder}: cannot read the bundled definitions: {exc}")
+        text = f"{folder}: cannot read the bundled definitions: {exc}"
+        problems.append(DefinitionProblem(str(folder), text, "error"))
         return []
     return [
         (str(e), functools.partial(e.read_text, encoding="utf-8"))
@@ -400,53 +255,80 @@ def _bundled_sources(problems: list[str]) -> list[_Source]:
     ]
 
 
-def _dir_sources(folder: Path, problems: list[str]) -> list[_Source]:
+def _dir_sources(folder: Path, problems: list[DefinitionProblem]) -> list[_Source]:
     if not folder.exists():
         return []
     if not folder.is_dir():
-        problems.append(f"{folder}: is not a directory")
+        problems.append(DefinitionProblem(str(folder), f"{folder}: is not a directory", "error"))
         return []
+    names: list[str] = []
     try:
-        entries = sorted(folder.glob("*.md"))
+        with os.scandir(folder) as scan:
+            for entry in scan:
+                if entry.name.endswith(".md") and not entry.name.startswith("."):
+                    names.append(entry.name)
+                    if len(names) > MAX_FILES:
+                        text = f"{folder}: holds more than {MAX_FILES} definition files"
+                        problems.append(DefinitionProblem(str(folder), text, "error"))
+                        return []
     except OSError as exc:
-        problems.append(f"{folder}: cannot read the directory: {exc.strerror or exc}")
+        text = f"{folder}: cannot read the directory: {exc.strerror or exc}"
+        problems.append(DefinitionProblem(str(folder), text, "error"))
         return []
-    return [
-        (str(p), functools.partial(p.read_text, encoding="utf-8"))
-        for p in entries
-        if not p.name.startswith(".") and p.is_file()
-    ]
+    paths = [folder / name for name in sorted(names)]
+    return [(str(p), functools.partial(read_definition_text, p)) for p in paths if p.is_file()]
 
 
-@functools.lru_cache(maxsize=256)
-def _parsed(text: str, path: str, layer: Layer) -> AgentDefinition:
-    """`parse_definition`, remembered by the file's text: every `list` and `delegate`
-    reads the definitions again (edits count at once) but parses only what changed."""
-    return parse_definition(text, path=path, layer=layer)
+_PARSED: OrderedDict[tuple[bytes, str, Layer, bool], AgentDefinition] = OrderedDict()
+
+
+def _parsed(text: str, path: str, layer: Layer, with_body: bool) -> AgentDefinition:
+    """`parse_definition`, remembered by a digest of the file's text (the last
+    `MAX_FILES` of them): every `list` and `delegate` reads the definitions again (edits
+    count at once) but parses only what changed."""
+    key = (hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest(), path, layer, with_body)
+    hit = _PARSED.get(key)
+    if hit is None:
+        hit = parse_definition(text, path=path, layer=layer, with_body=with_body)
+        _PARSED[key] = hit
+        if len(_PARSED) > MAX_FILES:
+            _PARSED.popitem(last=False)
+    else:
+        _PARSED.move_to_end(key)
+    return hit
 
 
 def _load_layer(
-    sources: Iterable[_Source], layer: Layer, problems: list[str]
+    sources: Iterable[_Source],
+    layer: Layer,
+    problems: list[DefinitionProblem],
+    *,
+    with_body: bool = True,
 ) -> dict[str, AgentDefinition]:
     found: dict[str, AgentDefinition] = {}
     for path, read in sources:
         try:
-            definition = _parsed(read(), path, layer)
+            text = read()
+            if len(text) > MAX_FILE_BYTES:  # a bundled file: read whole, but still bounded
+                raise DefinitionError([f"{path}: is larger than {MAX_FILE_BYTES >> 20} MiB"])
+            definition = _parsed(text, path, layer, with_body)
         except DefinitionError as exc:
-            problems.extend(exc.problems)
+            problems.extend(DefinitionProblem(path, p, "error") for p in exc.problems)
             continue
         except UnicodeDecodeError:
-            problems.append(f"{path}: is not UTF-8 text")
+            problems.append(DefinitionProblem(path, f"{path}: is not UTF-8 text", "error"))
             continue
         except OSError as exc:
-            problems.append(f"{path}: cannot be read: {exc.strerror or exc}")
+            text = f"{path}: cannot be read: {exc.strerror or exc}"
+            problems.append(DefinitionProblem(path, text, "error"))
             continue
         first = found.get(definition.name)
         if first is not None:
-            problems.append(
+            text = (
                 f"{path}: `name`: {definition.name!r} is also defined by {first.path} "
                 f"in the {layer} layer"
             )
+            problems.append(DefinitionProblem(path, text, "error"))
             continue
         found[definition.name] = definition
     return found
@@ -456,8 +338,8 @@ def _reference_problems(
     effective: Mapping[str, AgentDefinition],
     untrusted: Mapping[str, AgentDefinition],
     project_dir: str | None,
-) -> list[str]:
-    problems: list[str] = []
+) -> list[DefinitionProblem]:
+    problems: list[DefinitionProblem] = []
     for definition in effective.values():
         if not definition.enabled:
             continue  # a disabled definition delegates nothing
@@ -473,7 +355,31 @@ def _reference_problems(
                 why = "delegates itself; depth is fixed at lead → delegating agent → leaf"
             else:
                 continue
-            problems.append(f"{definition.path}: `agents`: {target_name!r} {why}")
+            text = f"{definition.path}: `agents`: {target_name!r} {why}"
+            problems.append(DefinitionProblem(definition.path, text, "error"))
+    return problems
+
+
+def _unknown_tools(
+    effective: Mapping[str, AgentDefinition], tools: Collection[str]
+) -> list[DefinitionProblem]:
+    """A warning for each tool a definition names that nothing here provides: a typo, or
+    an extension that is not loaded. The definition still works, without that tool."""
+    known = {*tools, *ROLE_TOOLS}
+    offered = ", ".join(sorted(tools))
+    problems: list[DefinitionProblem] = []
+    for definition in effective.values():
+        for key, names in (
+            ("tools", definition.tools or ()),
+            ("excludeTools", definition.exclude_tools),
+        ):
+            for name in names:
+                if name not in known:
+                    text = (
+                        f"{definition.path}: `{key}`: unknown tool {shown(name)}; "
+                        f"the tools are {offered}"
+                    )
+                    problems.append(DefinitionProblem(definition.path, text, "warning"))
     return problems
 
 
@@ -517,7 +423,7 @@ def write_global_override(
     if definition.layer == "global":
         target = Path(definition.path)
         try:
-            text = _edit_front_matter(target.read_text(encoding="utf-8"), str(target), updates)
+            text = edit_front_matter(target.read_text(encoding="utf-8"), str(target), updates)
         except OSError as exc:
             raise DefinitionError([f"{target}: cannot be read: {exc.strerror or exc}"]) from exc
     else:
@@ -526,7 +432,7 @@ def write_global_override(
             raise DefinitionError(
                 [f"{target}: exists and does not define {definition.name!r}; not overwritten"]
             )
-        text = _render(definition, updates)
+        text = render_definition(definition, updates)
     written = parse_definition(text, path=str(target), layer="global")
     users = [] if roster is None or written.enabled else _delegating_to(roster, written.name)
     if users:
@@ -544,73 +450,3 @@ def write_global_override(
 
 def _delegating_to(roster: Roster, name: str) -> list[str]:
     return sorted(d.name for d in roster.definitions.values() if d.enabled and name in d.agents)
-
-
-def _edit_front_matter(text: str, path: str, updates: Mapping[str, object]) -> str:
-    """`text` with the given top-level front-matter values replaced or added, keeping
-    every other line (comments too)."""
-    front, body = _split_front_matter(text, path)
-    data = _load_front_matter(front, path)
-    rest = f"---\n{body}"
-    node = yaml.compose(front, Loader=yaml.SafeLoader)
-    if not isinstance(node, yaml.MappingNode) or node.flow_style:
-        return f"---\n{_dump({**data, **updates})}{rest}"
-    spans: list[tuple[int, int, str]] = []
-    missing = dict(updates)
-    for key_node, value_node in node.value:
-        if key_node.value in missing:
-            start, stop = value_node.start_mark.index, value_node.end_mark.index
-            old = front[start:stop]
-            lead = " " if start > 0 and front[start - 1] == ":" else ""
-            trailing = old[len(old.rstrip()) :]
-            spans.append((start, stop, lead + _scalar(missing.pop(key_node.value)) + trailing))
-    for start, stop, new in sorted(spans, reverse=True):
-        front = front[:start] + new + front[stop:]
-    if front and not front.endswith("\n"):
-        front += "\n"
-    front += "".join(f"{key}: {_scalar(value)}\n" for key, value in missing.items())
-    return f"---\n{front}{rest}"
-
-
-def _scalar(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    text = str(value)
-    plain = re.fullmatch(r"[A-Za-z0-9][\w./@+-]*", text) and yaml.safe_load(text) == text
-    return text if plain else json.dumps(text, ensure_ascii=False)
-
-
-def _render(definition: AgentDefinition, updates: Mapping[str, object]) -> str:
-    d = definition
-    front: dict[str, object] = {"name": d.name, "description": d.description}
-    front.update({"enabled": d.enabled, "model": d.model, "thinking": d.thinking})
-    front.update(updates)
-    for key in ("model", "thinking"):
-        if front[key] is None:
-            del front[key]
-    if d.tools is not None:
-        front["tools"] = list(d.tools)
-    if d.exclude_tools:
-        front["excludeTools"] = list(d.exclude_tools)
-    if d.no_tools:
-        front["noTools"] = True
-    if d.system_prompt_mode != "append":
-        front["systemPromptMode"] = d.system_prompt_mode
-    if d.agents:
-        front["agents"] = list(d.agents)
-    return f"---\n{_dump(front)}---\n\n{d.system_prompt}\n"
-
-
-def _dump(data: Mapping[Any, object]) -> str:
-    """Block-style front matter, one line per field, lists in flow style."""
-    return "".join(f"{key}: {_value(value)}\n" for key, value in data.items())
-
-
-def _value(value: object) -> str:
-    if isinstance(value, list):
-        return f"[{', '.join(_value(item) for item in value)}]"
-    if value is None or isinstance(value, str | bool):
-        return _scalar(value)
-    return json.dumps(value, default=str, ensure_ascii=False)  # JSON is YAML

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from piagents.store.records import GenerationRecord
+from piagents.store.records import GenerationRecord, SessionRecord
 
 STALE_AFTER_MS = 10 * 60 * 1000  # advisory: no progress for ten minutes
 
@@ -108,3 +108,14 @@ def agent_record(
 def placement_evidence(g: GenerationRecord) -> Mapping[str, Any]:
     """Startup evidence for delegate/continue results."""
     return {"placement": g.placement, "pid": g.pid, "host": g.host, "pane": g.pane}
+
+
+def within_reach(controller: SessionRecord, session: SessionRecord, *, lead: bool) -> bool:
+    """Whether a controller may read `session`'s conversation (fork it, continue it):
+    its own session, or one of its agents'. A lead's agents are every session of its
+    tree; a delegating agent's only the sessions it owns directly."""
+    if session.id == controller.id:
+        return True
+    if lead:
+        return (session.root_id or session.id) == (controller.root_id or controller.id)
+    return session.owner_id == controller.id

@@ -315,12 +315,17 @@ def _json_type(value: object) -> str:
     return type(value).__name__
 
 
+_QUOTED_CHARS = 80
+
+
 def _json_value(value: object) -> str:
-    """`value` as JSON, for quoting the caller's input back to it."""
+    """`value` as JSON, for quoting the caller's input back to it: shortened, and by its
+    kind when it cannot be written (nested too deep, an integer too long to print)."""
     try:
-        return json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return repr(value)
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return _json_type(value)
+    return text if len(text) <= _QUOTED_CHARS else text[: _QUOTED_CHARS - 1] + "…"
 
 
 # ---- schemas ------------------------------------------------------------------------

@@ -40,6 +40,7 @@ from piagents.harness.events import (
 )
 from piagents.harness.loop import AgentLoop
 from piagents.harness.session import Session
+from piagents.harness.tools import BUILTIN_TOOL_NAMES
 from piagents.harness.tools.base import ToolResult
 from piagents.store import lease
 from piagents.store.base import LeaseHolder, StoreError
@@ -55,15 +56,17 @@ from piagents.supervision.briefing import MANAGED
 from piagents.supervision.definitions import (
     AgentDefinition,
     DefinitionError,
+    DefinitionProblem,
     DefinitionRefused,
     Roster,
     discover,
+    survey,
 )
 from piagents.supervision.errors import SupervisionError, invalid_request
 from piagents.supervision.labels import automatic_label
 from piagents.supervision.output_tail import OutputTail
 from piagents.supervision.placement import REMOTE
-from piagents.supervision.records import Observed, agent_record
+from piagents.supervision.records import Observed, agent_record, within_reach
 from piagents.supervision.requests import (
     AskOwnerRequest,
     ContinueRequest,
@@ -130,7 +133,7 @@ class Supervisor:
         except TrustError:
             trusted = False  # a damaged trust file trusts nothing; `pi-agents trust` reports it
         try:
-            return discover(self.rt.home, project, trusted)
+            return discover(self.rt.home, project, trusted, tools=self.tool_names())
         except DefinitionError as exc:
             raise SupervisionError(
                 "invalid_request",
@@ -138,6 +141,20 @@ class Supervisor:
                 operation,
                 next_action="fix the named definition files, then call list",
             ) from exc
+
+    def tool_names(self) -> list[str]:
+        """The tools a definition may name: the built-in ones and the extensions'."""
+        return [*BUILTIN_TOOL_NAMES, *(t.name for t in self.rt.extension_tools())]
+
+    def definition_problems(self, cwd: str) -> tuple[DefinitionProblem, ...]:
+        """Every problem of the definitions a lead in `cwd` would use (errors and warnings,
+        each naming its file), for a user interface to show."""
+        project = project_dir(Path(cwd))
+        try:
+            trusted = is_trusted(self.rt.home, project)
+        except TrustError:
+            trusted = False
+        return survey(self.rt.home, project, trusted, tools=self.tool_names()).problems
 
     def _generation_of(self, session_id: str) -> GenerationRecord | None:
         for live in self.live.values():
@@ -255,7 +272,10 @@ class Supervisor:
             )
         defs = roster.records(definition)
         text = texts.list_text([texts.definition_line_record(d) for d in defs], lines)
-        return ToolResult(text, {"action": "list", "agent_definitions": defs, "agents": records})
+        details = {"action": "list", "agent_definitions": defs, "agents": records}
+        if roster.warnings and definition is None:
+            details["definition_warnings"] = [w.text for w in roster.warnings]
+        return ToolResult(text, details)
 
     def session_path(self, session_id: str) -> str:
         return f"{self.rt.store.location}#{session_id}"
@@ -274,6 +294,9 @@ class Supervisor:
         source: list[Any] = []
         if req.fork is not None:
             source_record = self._session_of(req.fork, "delegate", "fork")
+            if not within_reach(caller.session.record, source_record, lead=mine is None):
+                text = texts.fork_out_of_reach(source_record.id, lead=mine is None)
+                raise invalid_request("delegate", text, next_action="call list")
             if source_record.meta.get(MANAGED, {}).get("retired"):
                 raise invalid_request(
                     "delegate",
@@ -323,10 +346,9 @@ class Supervisor:
             raise invalid_request(
                 "continue", f"Session {record.id} is not a managed agent's session."
             )
-        if (record.root_id or record.id) != (caller.session.record.root_id or caller.id):
-            raise invalid_request(
-                "continue", f"Session {record.id} does not belong to this lead's agents."
-            )
+        if not within_reach(caller.session.record, record, lead=mine is None):
+            text = texts.continue_out_of_reach(record.id, lead=mine is None)
+            raise invalid_request("continue", text)
         if meta.get("retired"):
             raise invalid_request(
                 "continue",
@@ -370,6 +392,10 @@ class Supervisor:
     def _cwd(self, caller: Agent, given: str | None) -> str:
         if given is None:
             return caller.cwd
+        if "\0" in given:
+            raise invalid_request(
+                "delegate", f"cwd {given!r} is not a valid path (it holds a NUL byte)."
+            )
         path = Path(caller.cwd, given).expanduser().resolve()
         if not path.is_dir():
             raise invalid_request("delegate", f"cwd {given!r} is not a directory ({path}).")

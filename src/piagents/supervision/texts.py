@@ -205,6 +205,22 @@ def continued(
     return f"Continued: {evidence}\n{_arrives_later()}"
 
 
+def fork_out_of_reach(session: str, *, lead: bool) -> str:
+    """`delegate` was given a `fork` the controller may not read."""
+    mine = (
+        "this lead's session nor one of its agents'"
+        if lead
+        else ("this agent's session nor one of its own agents'")
+    )
+    return f"Session {session} is neither {mine}; only those can be forked."
+
+
+def continue_out_of_reach(session: str, *, lead: bool) -> str:
+    """`continue` was given a session that is not one of the controller's agents'."""
+    whose = "this lead's agents" if lead else "this agent's own agents"
+    return f"Session {session} does not belong to {whose}."
+
+
 def steered(agent: str) -> str:
     return f"Steered {agent}: your message joins its current assignment at its next safe boundary."
 

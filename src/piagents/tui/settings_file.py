@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from piagents.atomic_file import write_atomically
-from piagents.config import MESSAGE_LIMIT_RANGE
+from piagents.config import MAX_DEPTH, MESSAGE_LIMIT_RANGE, json_depth
 from piagents.runtime import Runtime
 
 SECTION = "pi-agents"
@@ -57,6 +57,9 @@ def parse_limit(key: str, text: str) -> int:
     return value
 
 
+LEFT = "it was left as it is: fix it, then try again"
+
+
 def read_object(path: Path) -> dict[str, Any]:
     """The settings file as a JSON object ({} when it does not exist)."""
     try:
@@ -69,6 +72,8 @@ def read_object(path: Path) -> dict[str, Any]:
         raise SettingsFileError(f"{path}: is not UTF-8 text; it was left as it is") from exc
     if not text.strip():
         return {}
+    if json_depth(text) > MAX_DEPTH:
+        raise SettingsFileError(f"{path}: nested more than {MAX_DEPTH} levels deep; {LEFT}")
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -76,6 +81,8 @@ def read_object(path: Path) -> dict[str, Any]:
             f"{path}: invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg}); "
             "it was left as it is: fix it, then try again"
         ) from exc
+    except ValueError:  # an integer of more digits than Python converts
+        raise SettingsFileError(f"{path}: holds a number too long to read; {LEFT}") from None
     if not isinstance(raw, dict):
         raise SettingsFileError(f"{path}: expected a JSON object; it was left as it is")
     return raw

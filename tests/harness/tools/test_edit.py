@@ -100,3 +100,11 @@ def test_the_edit_schema_rejects_a_malformed_call_naming_the_field(
 ) -> None:
     message = validation_error(EditTool(), args)
     assert message is not None and field in message
+
+
+async def test_a_fifo_is_refused_without_blocking(ctx: ToolContext, workdir: Path) -> None:
+    import os
+
+    os.mkfifo(workdir / "pipe")
+    with pytest.raises(ToolError, match="Not a regular file: pipe"):
+        await edit(ctx, "pipe", "a", "b")

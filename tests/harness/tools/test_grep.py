@@ -168,3 +168,13 @@ def test_the_grep_schema_rejects_a_malformed_call_naming_the_field(
 ) -> None:
     message = validation_error(GrepTool(), args)
     assert message is not None and field in message
+
+
+async def test_a_fifo_in_the_tree_is_skipped_without_blocking(
+    ctx: ToolContext, workdir: Path
+) -> None:
+    import os
+
+    make(workdir, {"a.txt": "hello\n"})
+    os.mkfifo(workdir / "pipe")
+    assert await grep(ctx, "hello") == "a.txt:1: hello"

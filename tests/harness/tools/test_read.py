@@ -121,6 +121,29 @@ async def test_a_missing_file_or_a_directory_is_a_clear_error(
         await read(ctx, path="sub")
 
 
+async def test_a_fifo_or_a_device_is_refused_without_blocking(
+    ctx: ToolContext, workdir: Path
+) -> None:
+    import os
+
+    os.mkfifo(workdir / "pipe")
+    with pytest.raises(ToolError, match="Not a regular file: pipe"):
+        await read(ctx, path="pipe")
+    with pytest.raises(ToolError, match="Not a regular file: /dev/zero"):
+        await read(ctx, path="/dev/zero")  # never ends: it must not be read at all
+
+
+@pytest.mark.parametrize("tool", ["read", "write", "edit", "ls", "grep", "find"])
+async def test_a_path_with_a_nul_byte_is_a_clear_error_for_every_file_tool(
+    ctx: ToolContext, tool: str
+) -> None:
+    [chosen] = [t for t in builtin_tools() if t.name == tool]
+    args = {"path": "a\0b", "content": "x", "oldText": "x", "newText": "y", "pattern": "x"}
+    allowed = set(chosen.parameters["properties"])
+    with pytest.raises(ToolError, match=r"Invalid path 'a\\x00b': it holds a NUL byte"):
+        await chosen.execute({k: v for k, v in args.items() if k in allowed}, ctx)
+
+
 async def test_an_image_is_returned_as_base64_image_content(
     ctx: ToolContext, workdir: Path
 ) -> None:

@@ -46,3 +46,13 @@ def test_the_write_schema_rejects_a_malformed_call_naming_the_field(
 ) -> None:
     message = validation_error(WriteTool(), args)
     assert message is not None and field in message
+
+
+async def test_writing_onto_a_fifo_is_refused_without_blocking(
+    ctx: ToolContext, workdir: Path
+) -> None:
+    import os
+
+    os.mkfifo(workdir / "pipe")
+    with pytest.raises(ToolError, match="Not a regular file: pipe"):
+        await WriteTool().execute({"path": "pipe", "content": "x"}, ctx)

@@ -87,5 +87,7 @@ def validation_error(tool: Tool, args: Any) -> str | None:
 
 
 def resolve_path(ctx: ToolContext, path: str) -> Path:
+    if "\0" in path:  # the OS cannot take it: say so, not `ValueError: embedded null byte`
+        raise ToolError(f"Invalid path {path!r}: it holds a NUL byte")
     p = Path(path).expanduser()
     return p if p.is_absolute() else ctx.cwd / p

@@ -13,6 +13,7 @@ from typing import Any
 
 from piagents.harness.tools.base import ToolContext, ToolError, ToolResult, resolve_path
 from piagents.harness.tools.threads import run_blocking
+from piagents.regular_file import NotARegularFile, read_whole_regular_file
 
 BOM = "\ufeff"
 
@@ -72,7 +73,9 @@ def _load(target: Path, shown: str) -> str:
     if target.is_dir():
         raise ToolError(f"Is a directory: {shown}")
     try:
-        return target.read_bytes().decode("utf-8")
+        return read_whole_regular_file(target).decode("utf-8")
+    except NotARegularFile:
+        raise ToolError(f"Not a regular file: {shown} (a FIFO, device or socket)") from None
     except UnicodeDecodeError as exc:
         raise ToolError(f"Cannot edit {shown}: it is not UTF-8 text") from exc
     except OSError as exc:

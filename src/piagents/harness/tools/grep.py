@@ -13,6 +13,7 @@ from typing import Any
 from piagents.harness.tools.base import ToolContext, ToolError, ToolResult
 from piagents.harness.tools.find import Entry, PathGlob, in_thread, search_root, walk
 from piagents.harness.tools.truncation import MAX_BYTES, format_size, split_lines, truncate_head
+from piagents.regular_file import read_whole_regular_file
 
 DEFAULT_LIMIT = 100
 MAX_LINE_CHARS = 500
@@ -104,8 +105,8 @@ def _compile(args: dict[str, Any]) -> re.Pattern[str]:
 def _text_lines(path: Path) -> list[str] | None:
     """The file's lines, or None for a binary or unreadable file."""
     try:
-        data = path.read_bytes()
-    except OSError:
+        data = read_whole_regular_file(path)  # a FIFO in the tree must not hang the search
+    except OSError:  # unreadable, or not a regular file
         return None
     if b"\0" in data[:BINARY_SNIFF_BYTES]:
         return None

@@ -18,6 +18,7 @@ from piagents.harness.tools.truncation import (
     split_lines,
     truncate_head,
 )
+from piagents.regular_file import NotARegularFile, read_whole_regular_file
 
 DESCRIPTION = (
     "Read the contents of a file. Supports text files and images (jpg, png, gif, webp). "
@@ -79,12 +80,14 @@ def image_mime_type(head: bytes) -> str | None:
 
 
 def _load(path: Path, shown: str) -> bytes:
-    if not path.exists():
-        raise ToolError(f"File not found: {shown}")
-    if path.is_dir():
-        raise ToolError(f"Is a directory: {shown}")
     try:
-        return path.read_bytes()
+        return read_whole_regular_file(path)  # never blocks on a FIFO, never reads a device
+    except FileNotFoundError:
+        raise ToolError(f"File not found: {shown}") from None
+    except IsADirectoryError:
+        raise ToolError(f"Is a directory: {shown}") from None
+    except NotARegularFile:
+        raise ToolError(f"Not a regular file: {shown} (a FIFO, device or socket)") from None
     except OSError as exc:
         raise ToolError(f"Cannot read {shown}: {exc.strerror or exc}") from exc
 

@@ -35,6 +35,8 @@ def wrote_text(n_bytes: int, path: str) -> str:
 def _write(target: Path, data: bytes, shown: str) -> None:
     if target.is_dir():
         raise ToolError(f"Is a directory: {shown}")
+    if target.exists() and not target.is_file():  # opening a FIFO to write would block
+        raise ToolError(f"Not a regular file: {shown} (a FIFO, device or socket)")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
