@@ -134,3 +134,17 @@ async def test_trusting_a_project_shows_the_problems_its_definitions_now_cause(h
         await until(pilot, lambda: any("Trusted" in n for n in notices(app)), what="trusted")
         [error] = [n for n in notices(app) if n.startswith("Agent definitions cannot be used")]
         assert "odd.md" in error and "`tools`" in error
+
+
+async def test_a_definition_naming_a_tool_no_one_provides_is_a_warning_for_the_user(
+    home, work, script
+):
+    (home / "agents").mkdir()
+    (home / "agents" / "typo.md").write_text(
+        "---\nname: typo\ndescription: d\ntools: [raed]\n---\nBody.\n"
+    )
+    app = lead_app(home, work, script)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await started(pilot)
+        [warning] = [n for n in notices(app) if "raed" in n]
+        assert warning.startswith("Warning: ") and "typo.md" in warning

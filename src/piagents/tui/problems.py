@@ -14,7 +14,7 @@ from typing import Literal, TypeAlias
 from piagents.agent import Agent
 from piagents.ai.models import ModelRef, has_thinking_levels
 from piagents.runtime import Runtime
-from piagents.supervision.definitions import DefinitionError, discover
+from piagents.supervision.definitions import survey
 from piagents.supervision.supervisor import project_dir
 from piagents.supervision.trust import TrustError, is_trusted
 
@@ -60,7 +60,8 @@ def session_problems(runtime: Runtime, root: Agent) -> tuple[Problem, ...]:
 def definition_problems(runtime: Runtime, cwd: str) -> tuple[Problem, ...]:
     """The problems of the definitions a lead working in `cwd` uses: errors when they
     cannot be used at all (discovery stops, so `delegate` and `list` fail), warnings for
-    the files of an untrusted project (not used, so not fatal) and a damaged trust file."""
+    tools no one provides, for the files of an untrusted project (not used, so not
+    fatal) and for a damaged trust file."""
     home = runtime.home
     project = project_dir(Path(cwd))
     problems: list[Problem] = []
@@ -69,16 +70,18 @@ def definition_problems(runtime: Runtime, cwd: str) -> tuple[Problem, ...]:
     except TrustError as exc:  # the supervisor then trusts no project
         trusted = False
         problems.append(Problem("warning", f"Warning: no project is trusted: {exc}"))
-    try:
-        roster = discover(home, project, trusted)
-    except DefinitionError as exc:
+    report = survey(home, project, trusted, tools=runtime.supervisor.tool_names())
+    if report.roster is None:
         problems.extend(
-            Problem("error", f"Agent definitions cannot be used until fixed: {p}")
-            for p in exc.problems
+            Problem("error", f"Agent definitions cannot be used until fixed: {p.text}")
+            for p in report.errors
         )
         return tuple(problems)
+    unused = set(report.roster.untrusted_problems)
     problems.extend(
-        Problem("warning", f"Warning: {p} (not used: the project is not trusted)")
-        for p in roster.untrusted_problems
+        Problem("warning", f"Warning: {p.text} (not used: the project is not trusted)")
+        if p.text in unused
+        else Problem("warning", f"Warning: {p.text}")
+        for p in report.warnings
     )
     return tuple(problems)
