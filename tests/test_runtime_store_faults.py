@@ -114,6 +114,47 @@ async def test_a_spawn_the_store_refuses_is_an_error_result_and_can_be_made_agai
     blocker.close()
 
 
+class FirstInputRefused(SQLiteStore):
+    """The real store, but the disk fills between a new session and its first input."""
+
+    refuse = True
+
+    def add_input(self, record: InputRecord) -> InputRecord:
+        if self.refuse:
+            self.refuse = False
+            raise StoreFull(f"{self.location}: the disk is full")
+        return super().add_input(record)
+
+
+async def test_a_spawn_whose_first_input_the_store_refuses_leaves_no_agent_behind(
+    home: Path, work: Path
+) -> None:
+    store = FirstInputRefused(home / "store.db")
+    async with piagents.Runtime(home, model=FunctionModel(lambda c: "done"), store=store) as rt:
+        root = await rt.open_root(cwd=work)
+        spawn = {"action": "spawn", "name": "w", "message": "work"}
+
+        refused = await root.call_tool("agent", spawn)
+
+        assert refused.is_error and "the disk is full" in refused.text
+        assert rt.store.list_sessions(owner_id=root.id) == []
+        assert [a.id for a in rt.agents.values()] == [root.id]
+        made = await root.call_tool("agent", spawn)
+        assert not made.is_error, made.text
+        assert [s.name for s in rt.store.list_sessions(owner_id=root.id)] == ["w"]
+
+
+def test_a_session_that_took_part_is_never_discarded(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "store.db")
+    store.create_session(SessionRecord(id="root", cwd="/"))
+    store.create_session(SessionRecord(id="w", cwd="/", owner_id="root", root_id="root"))
+    with pytest.raises(StoreError, match="it is kept"):
+        store.discard_session("root")  # it has an Agent of its own
+    store.discard_session("w")
+    assert [s.id for s in store.list_sessions()] == ["root"]
+    store.close()
+
+
 async def test_a_full_disk_fails_the_turn_and_work_resumes_once_space_is_freed(
     home: Path, work: Path
 ) -> None:

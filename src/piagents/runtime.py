@@ -399,11 +399,27 @@ class Runtime:
             owner_id=record.id,
             root_id=record.root_id or record.id,
         )
-        if fork:
-            entries = fork_entries(owner)
-            if entries:
-                session.append(*entries)
-        return self._load(session)
+        try:
+            if fork:
+                entries = fork_entries(owner)
+                if entries:
+                    session.append(*entries)
+            return self._load(session)
+        except BaseException:
+            self._discard(session.record.id)
+            raise
+
+    async def discard_owned(self, agent: Agent) -> None:
+        """Take back an owned Agent whose spawn failed before its first input was
+        accepted: nothing of it stays, and its name is free again."""
+        await self.unload(agent)
+        self._discard(agent.id)
+
+    def _discard(self, session_id: str) -> None:
+        try:
+            self.store.discard_session(session_id)
+        except StoreError as exc:  # the store cannot be written: it stays, idle
+            log.warning("A half-made Agent %s could not be removed: %s", session_id, exc)
 
     async def wake(self, record: SessionRecord) -> Agent:
         """Load an Agent that is not loaded here, for an input sent to it."""

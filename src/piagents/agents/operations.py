@@ -27,6 +27,7 @@ from piagents.agents.tree import AgentMarks, Waiter
 from piagents.agents.wait_output import ResultItem, render_wait
 from piagents.ai.models import ModelRef, parse_thinking_level
 from piagents.harness.tools.base import ToolResult
+from piagents.store.base import StoreError
 from piagents.store.records import InputRecord, MessageEntry, SearchHit, SessionRecord, new_id
 
 if TYPE_CHECKING:
@@ -83,7 +84,8 @@ class Operations:
         )
         try:
             accepted = self.c.accept(caller, child, message, "followUp")
-        except AgentCallError as exc:
+        except (AgentCallError, StoreError) as exc:  # nothing half-made stays behind
+            await self.rt.discard_owned(child)
             return error(str(exc))
         shown = self.c.shown(child.session.record, me)
         text = texts.spawned(shown, self.c.max_concurrent if accepted.queued else None)

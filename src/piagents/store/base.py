@@ -92,6 +92,12 @@ class Store(Protocol):
 
     def create_session(self, record: SessionRecord) -> None: ...
 
+    def discard_session(self, session_id: str) -> None:
+        """Remove a session that never took part (no inputs to or from it, no Agents of
+        its own), with its entries: what a spawn that failed half-way made. Raises
+        StoreError, removing nothing, for any other session."""
+        ...
+
     def get_session(self, session_id: str) -> SessionRecord | None: ...
 
     def list_sessions(

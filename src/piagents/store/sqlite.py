@@ -285,6 +285,26 @@ class SQLiteStore:
                 ),
             )
 
+    def discard_session(self, session_id: str) -> None:
+        with self._tx() as db:
+            if (
+                db.execute(
+                    "SELECT 1 FROM inputs WHERE recipient_id = ? OR sender_id = ? LIMIT 1",
+                    (session_id, session_id),
+                ).fetchone()
+                or db.execute(
+                    "SELECT 1 FROM sessions WHERE owner_id = ? LIMIT 1", (session_id,)
+                ).fetchone()
+            ):
+                raise StoreError(f"Session {session_id} has inputs or Agents: it is kept.")
+            for table, column in (
+                ("entries", "session_id"),
+                ("entry_blocks", "session_id"),
+                ("search_docs", "session_id"),
+                ("sessions", "id"),
+            ):
+                db.execute(f"DELETE FROM {table} WHERE {column} = ?", (session_id,))
+
     _COLS = "id, cwd, name, model, thinking, owner_id, root_id, created, updated, meta"
 
     @staticmethod
