@@ -12,7 +12,7 @@ from piagents.ai.faux import FunctionModel, Reply
 from piagents.ai.messages import AssistantMessage, ToolCall, ToolResultMessage
 from piagents.ai.models import ModelRef
 from piagents.ai.retry import RetryPolicy
-from piagents.harness.events import Input, RunEnded
+from piagents.harness.events import AssistantDelta, Input, RunEnded
 from piagents.harness.loop import AgentLoop, LoopConfig, LoopHooks
 from piagents.harness.session import Session
 from piagents.harness.tool_calls import ABORTED_TOOL_TEXT
@@ -90,21 +90,45 @@ async def test_a_plain_prompt_runs_one_turn_and_returns_the_answer(tmp_path):
 
 
 async def test_tools_run_in_parallel_and_results_are_recorded_in_call_order(tmp_path):
+    class Probe(EchoTool):
+        """`slow` can end only once `fast` has run: run one after the other, it never does."""
+
+        fast_ran = asyncio.Event()
+
+        async def execute(self, args, ctx):
+            if args["text"] == "fast":
+                self.fast_ran.set()
+            else:
+                async with asyncio.timeout(30):
+                    await self.fast_ran.wait()
+            return await super().execute(args, ctx)
+
     def route(call):
         if len(call.messages) == 1:
-            return Reply(tool_calls=[echo("slow", 0.2), echo("fast", 0.0)])
+            return Reply(tool_calls=[echo("slow"), echo("fast")])
         return "done"
 
     async with asyncio.TaskGroup() as tg:
         h = Harness(tmp_path, tg, route)
-        started = asyncio.get_running_loop().time()
+        h.loop.tools["echo"] = Probe()
         outcome = await h.loop.prompt("go")
-        elapsed = asyncio.get_running_loop().time() - started
     results = [m for m in h.messages() if isinstance(m, ToolResultMessage)]
-    assert [r.text for r in results] == ["SLOW", "FAST"]
+    assert [(r.text, r.is_error) for r in results] == [("SLOW", False), ("FAST", False)]
     assert results[0].details == {"n": 4}
     assert outcome.answer == "done"
-    assert elapsed < 0.4  # not 0.2 + sequential overhead twice
+
+
+async def test_the_name_of_a_tool_call_being_written_comes_with_each_of_its_pieces(tmp_path):
+    def route(call):
+        if len(call.messages) == 1:
+            return Reply(tool_calls=[echo("hi")])
+        return "done"
+
+    async with asyncio.TaskGroup() as tg:
+        h = Harness(tmp_path, tg, route)
+        await h.loop.prompt("go")
+    pieces = [e for e in h.events if isinstance(e, AssistantDelta) and e.kind == "toolCall"]
+    assert pieces and {e.tool for e in pieces} == {"echo"}
 
 
 async def test_sequential_mode_runs_tools_one_after_another(tmp_path):

@@ -156,3 +156,14 @@ async def test_a_running_tool_shows_in_the_line_until_its_result(home, work, scr
         gate.release("w")
         await until(pilot, lambda: "w is done" in screen_text(app), what="the answer")
         await until(pilot, lambda: not app.progress.ticking, what="the line to stop")
+
+
+def test_a_tool_call_being_written_is_named_with_its_size():
+    last, seen = activities(
+        PhaseChanged("running"),
+        TurnStarted(1),
+        AssistantDelta("toolCall", "", "bash"),
+        AssistantDelta("toolCall", '{"command": "ls"}', "bash"),
+    )
+    assert seen[-1] == "Writing a call of bash"
+    assert progress_text(last, 2_000) == "⠋ Writing a call of bash… 2s · 17 B  (Esc interrupts)"

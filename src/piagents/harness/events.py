@@ -52,6 +52,7 @@ class TurnStarted:
 class AssistantDelta:
     kind: Literal["text", "thinking", "toolCall"]
     text: str
+    tool: str = ""  # for "toolCall": the name of the tool whose call is being written
 
 
 @dataclass(frozen=True, slots=True)

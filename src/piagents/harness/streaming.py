@@ -28,6 +28,7 @@ async def stream_response(
     partial message when the stream is cancelled."""
     text: list[str] = []
     thinking: list[str] = []
+    names: dict[int, str] = {}
     try:
         async for event in stream_with_retry(provider, request, retry):
             if isinstance(event, TextDelta):
@@ -37,10 +38,13 @@ async def stream_response(
                 thinking.append(event.text)
                 emit(AssistantDelta("thinking", event.text))
             elif isinstance(event, ToolCallDelta):
-                emit(AssistantDelta("toolCall", event.args_fragment))
+                # Providers name the tool when its call starts; later pieces may not.
+                tool = names.setdefault(event.index, event.name) or event.name
+                emit(AssistantDelta("toolCall", event.args_fragment, tool))
             elif isinstance(event, StreamRetry):
                 text.clear()
                 thinking.clear()
+                names.clear()
                 emit(AssistantRetry(event.attempt, event.delay_s, event.error))
             elif isinstance(event, StreamEnd):
                 return event.message

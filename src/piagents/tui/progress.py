@@ -32,6 +32,7 @@ from piagents.tui.supervision_status import Clock
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 TICK_S = 0.1
 WAITING = "Waiting for the model"
+WRITING_A_CALL = "Writing a tool call"
 TOOL_WIDTH = 48
 
 
@@ -62,7 +63,8 @@ def next_activity(current: Activity | None, event: LoopEvent, now: int) -> Activ
         if event.kind == "text":
             return replace(current, doing="Writing")
         size = current.call_bytes + len(event.text.encode("utf-8"))
-        return replace(current, doing="Writing a tool call", call_bytes=size)
+        doing = f"Writing a call of {event.tool}" if event.tool else WRITING_A_CALL
+        return replace(current, doing=doing, call_bytes=size)
     if isinstance(event, AssistantRetry):
         why = one_line(event.error, 60)
         return replace(
@@ -90,7 +92,8 @@ def _running(tools: tuple[tuple[str, str], ...]) -> str:
 
 def progress_text(activity: Activity, now: int) -> str:
     """`⠙ Writing… 12s  (Esc interrupts)` at `now` (pure: the spinner turns with the clock)."""
-    size = f" · {_size(activity.call_bytes)}" if activity.doing == "Writing a tool call" else ""
+    writing_call = activity.doing.startswith(("Writing a call of ", WRITING_A_CALL))
+    size = f" · {_size(activity.call_bytes)}" if writing_call else ""
     spinner = SPINNER[(now // int(TICK_S * 1000)) % len(SPINNER)]
     took = elapsed(now - activity.started)
     return f"{spinner} {activity.doing}… {took}{size}  (Esc interrupts)"
