@@ -102,7 +102,7 @@ def test_the_supervision_examples_show_exactly_the_texts_the_supervision_face_re
         session="0b6e2f4c-8d1a-4e7b-9c3f-5a2d6e8b1f4a",
         request="3f9c1a7e-2b5d-4c8f-a6e1-7d4b9f2c5e8a",
         status="completed",
-        final_answer="The tests run twice: build.sh and the Makefile both call make test.",
+        final_answer="The cache is in cache.py; store.py and api.py use it.",
     )
     assert len(delegated) == len(arrived) == 4
 
@@ -114,7 +114,7 @@ def test_a_lead_is_shown_two_agents_delegated_at_once_and_each_result_reported()
 
     assert [[c.args["definition"] for c in r.tool_calls] for r in delegations] == [
         ["researcher", "generalist"],
-        ["reviewer", "generalist"],
+        ["reviewer", "researcher"],
     ]
     # Each result (a message, not a tool result) is answered in prose, never by a call.
     for before, after in itertools.pairwise(shown):
@@ -122,8 +122,8 @@ def test_a_lead_is_shown_two_agents_delegated_at_once_and_each_result_reported()
             assert isinstance(after, AssistantMessage) and not after.tool_calls
     # The delegations come last (measured), and the last report names both agents.
     assert shown[-1].text == (
-        "generalist-1 did: I added test_login.py with three tests; all pass.\n"
-        "reviewer-1 found: The login code is fine: passwords are hashed and compared in "
-        "constant time."
+        "researcher-1 did: Sessions are kept in Redis for one hour and renewed on each "
+        "request.\nreviewer-1 found: The login code is fine: passwords are hashed and "
+        "compared in constant time."
     )
     assert "two plus two" in shown[0].text and "rain" in shown[2].text

@@ -53,8 +53,8 @@ def examples(tools: Sequence[ToolSpec]) -> list[Message]:
     first = _question("What is two plus two?", "Two plus two is four.", "77aa88bb")
     last = _question("Write one sentence about rain.", "Rain taps softly on the roof.", "3c4d5e6f")
     if face == "supervision":
-        # Measured: the delegations last (P(call) 0.66 for the README's request), not
-        # between the questions (0.18); a lead asked a question still answers (P 0.27).
+        # Measured: the delegations last (P(call) 0.78 for the README's request), not
+        # between the questions (0.18); a lead asked a question still answers (P 0.31).
         return first + last + _supervision()
     if face == "none":
         return first + last
@@ -135,7 +135,7 @@ def _supervision() -> list[Message]:
 
     Two steps are delegated at once, not in order: measured, the model could not take the
     step of delegating the second agent when the first result arrived (P(call) 0.05-0.09),
-    while after a result it reliably reports (P(call) ~0.02). The definitions are bundled
+    while after a result it reliably reports (P(call) ~0.01). The definitions are bundled
     ones other than the README's (scout, implementer), so the model has to take them from
     the request rather than from here."""
     researcher = _Generation(
@@ -144,7 +144,7 @@ def _supervision() -> list[Message]:
         "0b6e2f4c-8d1a-4e7b-9c3f-5a2d6e8b1f4a",
         "3f9c1a7e-2b5d-4c8f-a6e1-7d4b9f2c5e8a",
     )
-    builder = _Generation(
+    generalist = _Generation(
         "generalist-1",
         "generalist",
         "6d2a8e4b-1f7c-4a9e-8b3d-2c5f7a9e1b6d",
@@ -156,35 +156,32 @@ def _supervision() -> list[Message]:
         "2e7b4d9a-6c1f-4a8e-b3d5-9f1c7e2a4b6d",
         "8c3f6a1e-4d9b-4e2c-a7f5-3b8d1e6c9a2f",
     )
-    tester = _Generation(
-        "generalist-1",
-        "generalist",
+    explainer = _Generation(
+        "researcher-1",
+        "researcher",
         "7f1d3b5e-9a2c-4e6f-8d1b-4c7e9a2f5d3b",
         "1e5a9c3f-7b2d-4f8a-9c6e-2d4b8f1a7c5e",
     )
+    # Each task is the request's own words for its step: the model copies them best.
     return _two_steps(
-        "Have a researcher find why the build is slow, then a generalist make it faster",
+        "Have a researcher map the cache, then a generalist fix the timeout bug",
+        (researcher, "Map the cache", "The cache is in cache.py; store.py and api.py use it."),
         (
-            researcher,
-            "Find why the build is slow",
-            "The tests run twice: build.sh and the Makefile both call make test.",
-        ),
-        (
-            builder,
-            "Make the build faster",
-            "I removed the call from build.sh. The build now runs the tests once.",
+            generalist,
+            "Fix the timeout bug",
+            "I fixed the timeout in cache.py: it was in seconds, not milliseconds.",
         ),
     ) + _two_steps(
-        "Have a reviewer check the login code, then a generalist add a test for it",
+        "Have a reviewer check the login code, then a researcher explain the session handling",
         (
             reviewer,
             "Check the login code",
             "The login code is fine: passwords are hashed and compared in constant time.",
         ),
         (
-            tester,
-            "Add a test for the login code",
-            "I added test_login.py with three tests; all pass.",
+            explainer,
+            "Explain the session handling",
+            "Sessions are kept in Redis for one hour and renewed on each request.",
         ),
         second_done_first=True,  # results come as agents finish, not as they were delegated
     )
