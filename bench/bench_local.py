@@ -96,7 +96,7 @@ def generation_speed(model: Any, prompt: str, grammar: str | None, limit: int) -
 
 def speeds(reps: int) -> None:
     from piagents.agents.tool import parameters
-    from piagents.ai import local_format
+    from piagents.ai import local_examples, local_format
     from piagents.ai.local import load_model
     from piagents.ai.messages import UserMessage
     from piagents.ai.provider import ToolSpec
