@@ -3,7 +3,7 @@
 A 135M model copies patterns far better than it follows instructions, so each tool set
 gets examples of the replies it needs, and never another's: the `agent` tool has two
 faces with the same name (pi-agents' spawn/send/wait, and the supervision face's
-delegate/reply/...), told apart by the actions their schema offers. Shown the other
+delegate/continue/...), told apart by the actions their schema offers. Shown the other
 face's examples, the model answers with their made-up IDs ("spawn: 0a1b2c3d").
 
 The tool and result texts copy the tools' own (piagents.agents.texts,
@@ -225,7 +225,7 @@ def _two_steps(
 @dataclass(frozen=True, slots=True)
 class _Generation:
     """A managed agent of the example, and the texts the supervision face shows of it
-    (piagents.supervision.texts: `delegated`, `terminal_result`, `question_notification`)."""
+    (piagents.supervision.texts: `delegated`, `terminal_result`)."""
 
     label: str
     definition: str
