@@ -96,7 +96,7 @@ def generation_speed(model: Any, prompt: str, grammar: str | None, limit: int) -
 
 def speeds(reps: int) -> None:
     from piagents.agents.tool import parameters
-    from piagents.ai import local_format
+    from piagents.ai import local_examples, local_format
     from piagents.ai.local import load_model
     from piagents.ai.messages import UserMessage
     from piagents.ai.provider import ToolSpec
@@ -129,7 +129,7 @@ def speeds(reps: int) -> None:
     tools = (ToolSpec("agent", "Create, message, and coordinate Agents.", parameters()),)
     delegate = local_format.chatml(
         local_format.system_message("You are a helpful assistant.", tools),
-        [*local_format.examples(tools), UserMessage.of(MAIN_JOB)],
+        [*local_examples.examples(tools), UserMessage.of(MAIN_JOB)],
     )
     grammar = local_format.calls_grammar(tools)
     calls = [generation_speed(model, delegate, grammar, 160) for _ in range(reps)]

@@ -6,17 +6,14 @@ import json
 
 import pytest
 
-from piagents.agents import texts
 from piagents.agents.tool import parameters as agent_parameters
 from piagents.ai.events import TextDelta, ToolCallDelta
 from piagents.ai.local_format import (
-    NO_CALLS,
     AnswerReader,
     CallBlock,
     ProseFilter,
     assistant_text,
     chatml,
-    examples,
     overlap,
     parse_calls,
     signature,
@@ -99,21 +96,6 @@ def test_a_reply_with_text_and_calls_keeps_both() -> None:
     assert assistant_text(reply) == (
         '<tool_call>[\n{"name": "read", "arguments": {"path": "a"}}\n]</tool_call>\nfirst'
     )
-
-
-def test_the_examples_show_exactly_the_texts_the_agent_tool_returns() -> None:
-    shown = chatml("", examples([AGENT]))
-
-    started = texts.spawned(texts.Shown("fox", "0a1b2c3d"), None)
-    result = texts.agent_result(texts.Shown("fox", "0a1b2c3d"), "completed", "Hat.")
-    assert f"<tool_response>\n{started}\n</tool_response>" in shown
-    assert result in shown
-    assert '{"name": "agent", "arguments": {"action": "wait"}}\n]</tool_call>' in shown
-
-
-def test_the_examples_spawn_only_when_the_agent_tool_is_offered() -> None:
-    assert "spawn" not in chatml("", examples([READ]))
-    assert NO_CALLS + "Two plus two is four." in chatml("", examples([READ]))
 
 
 def test_a_complete_block_parses_into_its_calls() -> None:

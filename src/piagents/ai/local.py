@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from importlib.resources.abc import Traversable
 from typing import Any
 
-from piagents.ai import local_format
+from piagents.ai import local_examples, local_format
 from piagents.ai.events import StreamEnd, StreamEvent
 from piagents.ai.local_format import NO_CALLS
 from piagents.ai.provider import ModelRequest, ProviderError, ToolSpec
@@ -356,7 +356,7 @@ class LocalProvider:
 
         system = local_format.system_message(request.system_prompt, request.tools)
         prompt = local_format.chatml(
-            system, [*local_format.examples(request.tools), *request.messages]
+            system, [*local_examples.examples(request.tools), *request.messages]
         )
         max_tokens = request.max_output or self.max_output
         job = _Job(_TURNS.enqueue(), prompt, request.tools, max_tokens, self.sampling, stop, emit)

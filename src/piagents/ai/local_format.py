@@ -10,9 +10,8 @@ text answer follow an empty `[]`. Generation then runs in two phases:
 2. after `[]`, the answer as free text (a 135M model needs a repeat penalty for
    prose, which would spoil JSON, hence the split).
 
-A few worked examples follow the system prompt: a 135M model copies patterns far
-better than it follows instructions. They were measured (bench/RESULTS.md): without
-them the model answers delegation requests in prose, or spawns and never waits.
+Worked examples (`local_examples`) follow the system prompt: a 135M model copies
+patterns far better than it follows instructions.
 """
 
 from __future__ import annotations
@@ -30,8 +29,6 @@ from piagents.ai.messages import (
     AssistantMessage,
     Message,
     StopReason,
-    TextContent,
-    ToolCall,
     ToolResultMessage,
     Usage,
     UserMessage,
@@ -59,7 +56,7 @@ TEXT_STOPS = (
 def system_message(system_prompt: str, tools: Sequence[ToolSpec]) -> str:
     """The tools and the reply format, then the agent's own system prompt without the time of
     day: Agents started seconds apart then share one prompt up to their own conversation, and
-    the model's cache holds it (the worked examples after it are ~700 tokens)."""
+    the model's cache holds it (the worked examples after it are ~900 tokens)."""
     parts = [tools_block(tools)] if tools else []
     if system_prompt:
         parts.append(_CLOCK.sub(r"\1", system_prompt))
@@ -123,90 +120,6 @@ def _example_args(tool: ToolSpec) -> dict[str, Any]:
         schema = props.get(name, {})
         args[name] = schema["enum"][0] if "enum" in schema else "..."
     return args
-
-
-def examples(tools: Sequence[ToolSpec]) -> list[Message]:
-    """Worked turns shown before the conversation: questions answered in prose and, when the
-    `agent` tool is offered, Agents spawned and waited for in one reply, then reported."""
-    delegates = any(t.name == "agent" for t in tools)
-    # The order was measured: the model leans towards whatever example came last. With a
-    # question first and last and the delegations between, a root asked to delegate calls
-    # the tool (p ~0.9) and an Agent asked a question answers it (p ~0.97).
-    out = _question("What is two plus two?", "Two plus two is four.", "77aa88bb")
-    if delegates:
-        out += _delegation(
-            [
-                ("fox", "Say a word that rhymes with cat", "Hat.", "0a1b2c3d"),
-                ("owl", "Name a colour", "Blue.", "4e5f6a7b"),
-            ]
-        )
-        out += _delegation(
-            [
-                ("ant", "Name a planet", "Mars.", "1b2c3d4e"),
-                ("bee", "Name a fruit", "Apple.", "5f6a7b8c"),
-                ("cat", "Name a month", "May.", "9d0e1f2a"),
-            ],
-            finished=[1, 0, 2],  # results come back as Agents finish, not as they started
-        )
-    out += _question("Write one sentence about rain.", "Rain taps softly on the roof.", "3c4d5e6f")
-    return out
-
-
-def _delegation(
-    agents: list[tuple[str, str, str, str]], finished: list[int] | None = None
-) -> list[Message]:
-    """One request to ask Agents (name, message, answer, short ID) in parallel, and the reply
-    pattern that serves it: spawn each and wait in one reply, then report each answer on a
-    line of its own (`poet said: ...`), in the order `wait` returned them (`finished`,
-    indexes into `agents`).
-
-    The tool texts copy the `agent` tool's own (piagents.agents.texts; a test keeps them
-    equal): the model must see here exactly what it will see for real.
-    """
-    done = [agents[i] for i in finished] if finished else agents
-    count = {2: "two", 3: "three"}[len(agents)]
-    asks = ", ".join(f"one named {name} with the message '{msg}'" for name, msg, _, _ in agents)
-    request = (
-        f"Ask {count} Agents in parallel: {asks}. Wait for all of them, then tell me what "
-        "they said."
-    )
-    calls = [
-        ToolCall("agent", {"action": "spawn", "name": name, "message": msg}, f"ex_{id_}")
-        for name, msg, _, id_ in agents
-    ]
-    calls.append(ToolCall("agent", {"action": "wait"}, "ex_wait"))
-    results: list[Message] = [
-        _result(f"ex_{id_}", f"Agent {name} ({id_}) started.") for name, _, _, id_ in agents
-    ]
-    results.append(
-        _result(
-            "ex_wait",
-            "\n\n".join(
-                f'<agent-result name="{name}" id="{id_}" status="completed">\n{said}\n'
-                "</agent-result>"
-                for name, _, said, id_ in done
-            ),
-        )
-    )
-    answer = "\n".join(f"{name} said: {said}" for name, _, said, _ in done)
-    return [
-        UserMessage.of(request),
-        AssistantMessage(tuple(calls), "toolUse"),
-        *results,
-        AssistantMessage((TextContent(answer),)),
-    ]
-
-
-def _question(question: str, answer: str, sender: str) -> list[Message]:
-    # Wrapped as an owned Agent receives its first input.
-    return [
-        UserMessage.of(f'<agent-message id="{sender}">\n{question}\n</agent-message>'),
-        AssistantMessage((TextContent(answer),)),
-    ]
-
-
-def _result(call_id: str, text: str) -> ToolResultMessage:
-    return ToolResultMessage(call_id, "agent", (TextContent(text),))
 
 
 def chatml(system: str, messages: Sequence[Message]) -> str:
