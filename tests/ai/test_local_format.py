@@ -136,7 +136,7 @@ def test_the_reader_turns_a_block_into_tool_call_events_and_a_tool_use_message()
     assert [(c.name, c.args) for c in message.tool_calls] == [("read", {"path": "a.txt"})]
     assert message.tool_calls[0].id.startswith("call_")
     assert (message.usage.input, message.usage.output) == (100, 20)
-    assert (message.provider, message.model) == ("local", "smollm2")
+    assert (message.provider, message.model, message.api) == ("local", "smollm2", "llama-cpp")
 
 
 def test_the_reader_streams_prose_and_reports_running_out_as_length() -> None:

@@ -291,6 +291,7 @@ async def test_abort_cancels_the_stream_keeps_partial_text_and_leaves_the_sessio
         m for m in h.messages() if isinstance(m, AssistantMessage) and m.stop_reason == "aborted"
     ]
     assert len(aborted) == 1
+    assert aborted[0].api == "faux"  # it names its wire API, as answers do
     # the aborted message never reaches the model again
     assert all(m.role != "assistant" or m.text == "fine" for m in h.session.context())
 

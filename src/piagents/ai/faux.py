@@ -53,6 +53,7 @@ class FunctionModel:
     """A provider whose answers come from `route(call)`."""
 
     name = "faux"
+    api = "faux"
 
     def __init__(self, route: Route, model_id: str = "function") -> None:
         self.route = route

@@ -25,7 +25,7 @@ from typing import Any
 
 from piagents.ai import local_examples, local_format
 from piagents.ai.events import StreamEnd, StreamEvent
-from piagents.ai.local_format import NO_CALLS
+from piagents.ai.local_format import API, NO_CALLS
 from piagents.ai.provider import ModelRequest, ProviderError, ToolSpec
 
 PROVIDER = "local"
@@ -329,6 +329,8 @@ def _close_models() -> None:
 
 class LocalProvider:
     """Serves `local/smollm2` from the embedded model."""
+
+    api = API
 
     def __init__(
         self,

@@ -239,6 +239,9 @@ def parse_calls(block: str) -> list[tuple[str, dict[str, Any]]] | None:
     ]
 
 
+API = "llama-cpp"  # what the exported messages name as their API: the embedded engine
+
+
 class AnswerReader:
     """Builds the events and the final message from the block and the streamed prose."""
 
@@ -265,6 +268,7 @@ class AnswerReader:
             Usage(input_tokens, output_tokens),
             self.model.provider,
             self.model.model_id,
+            api=API,
         )
 
 

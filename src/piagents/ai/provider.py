@@ -53,6 +53,7 @@ class ProviderError(Exception):
 
 class Provider(Protocol):
     name: str
+    api: str  # the wire API its messages name (`openai-completions`, …)
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Stream one model response.

@@ -60,7 +60,7 @@ async def stream_with_retry(
 ) -> AsyncIterator[StreamEvent]:
     """`sleep` waits between attempts (tests give one that does not really wait)."""
     attempt = 0
-    api = getattr(provider, "api", "")
+    api = provider.api
     while True:
         try:
             async for event in provider.stream(request):

@@ -49,13 +49,13 @@ async def stream_response(
             elif isinstance(event, StreamEnd):
                 return event.message
     except asyncio.CancelledError:
-        on_cancelled(partial_message(request, text, thinking))
+        on_cancelled(partial_message(request, provider.api, text, thinking))
         raise
     raise AssertionError("unreachable: stream_with_retry always ends with StreamEnd")
 
 
 def partial_message(
-    request: ModelRequest, text: list[str], thinking: list[str]
+    request: ModelRequest, api: str, text: list[str], thinking: list[str]
 ) -> AssistantMessage:
     content: list[AssistantContent] = []
     if thinking:
@@ -67,4 +67,5 @@ def partial_message(
         "aborted",
         provider=request.model.provider,
         model=request.model.model_id,
+        api=api,
     )
