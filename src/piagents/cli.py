@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 from piagents import __version__, cli_input
 
 if TYPE_CHECKING:
-    from piagents.ai.models import ModelRef
     from piagents.runtime import Runtime
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -350,6 +349,7 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
         print(f"pi-agents: warning: {warning}", file=sys.stderr)
     # Errors are caught inside the `async with`: one escaping it would come out of
     # the runtime's task group wrapped in an ExceptionGroup, as a traceback.
+    from piagents import cli_notes
     from piagents.supervision.settle import settled_answer
 
     failure: CliError | None = None
@@ -357,7 +357,12 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
         async with runtime:
             try:
                 root = await _open(runtime, args)
-                say_if_no_thinking_levels(root.model, args.thinking or _level_in(args.model))
+                for note in cli_notes.startup_notes(
+                    root.model,
+                    args.thinking or cli_notes.level_in(args.model),
+                    runtime.supervisor.face(root.session.record),
+                ):
+                    print(f"pi-agents: {note}", file=sys.stderr)
                 if args.mode == "json":
                     return await _run_json(root, prompt)
                 answer = await root.prompt(prompt)
@@ -380,26 +385,6 @@ def _print_answer(answer: str) -> int:
     except BrokenPipeError:
         return stdout_closed()
     return EXIT_OK
-
-
-def _level_in(model: str | None) -> str | None:
-    from piagents.ai.models import ModelRef
-
-    try:
-        return ModelRef.parse(model).thinking if model else None
-    except ValueError:
-        return None
-
-
-def say_if_no_thinking_levels(model: ModelRef, level: str | None) -> None:
-    """A thinking level asked for a model that has none: one line on stderr."""
-    from piagents.ai.models import has_thinking_levels
-
-    if level and level != "off" and not has_thinking_levels(model):
-        print(
-            f"pi-agents: {model} has no thinking levels; --thinking {level} has no effect.",
-            file=sys.stderr,
-        )
 
 
 def _check_tool_names(names: list[str]) -> None:
