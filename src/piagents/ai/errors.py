@@ -232,30 +232,24 @@ def _headers(exc: Any) -> Mapping[str, str] | None:
 
 def openai_error(provider: str, exc: Exception) -> ProviderError | None:
     """Map an OpenAI SDK or transport failure to a `ProviderError` (None if it is neither)."""
-    import httpx2
     import openai
 
-    if isinstance(exc, openai.APIStatusError):
-        return status_error(
-            provider,
-            exc.status_code,
-            exc.body,
-            exc.message,
-            retry_after_s=retry_after(_headers(exc)),
-        )
-    if isinstance(exc, openai.APIConnectionError | httpx2.TransportError):
-        return connection_error(provider, exc, _request_url(exc))
-    if isinstance(exc, openai.APIError):  # an error object inside the stream
-        return body_error(provider, exc.body, exc.message)
-    return None
+    return _sdk_error(provider, exc, openai)
 
 
 def anthropic_error(provider: str, exc: Exception) -> ProviderError | None:
     """Map an Anthropic SDK or transport failure to a `ProviderError` (None if it is neither)."""
     import anthropic
+
+    return _sdk_error(provider, exc, anthropic)
+
+
+def _sdk_error(provider: str, exc: Exception, sdk: Any) -> ProviderError | None:
+    """Both official SDKs name their failures alike: a status, a connection, an error
+    object inside the stream."""
     import httpx2
 
-    if isinstance(exc, anthropic.APIStatusError):
+    if isinstance(exc, sdk.APIStatusError):
         return status_error(
             provider,
             exc.status_code,
@@ -263,8 +257,8 @@ def anthropic_error(provider: str, exc: Exception) -> ProviderError | None:
             exc.message,
             retry_after_s=retry_after(_headers(exc)),
         )
-    if isinstance(exc, anthropic.APIConnectionError | httpx2.TransportError):
+    if isinstance(exc, sdk.APIConnectionError | httpx2.TransportError):
         return connection_error(provider, exc, _request_url(exc))
-    if isinstance(exc, anthropic.APIError):
+    if isinstance(exc, sdk.APIError):
         return body_error(provider, exc.body, exc.message)
     return None

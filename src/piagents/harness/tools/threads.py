@@ -1,10 +1,13 @@
 """Blocking work of tools, in threads that never keep the process alive for good.
 
-A tool's blocking call (reading a FIFO nobody writes to, listing a hung mount)
-can outlive the turn that made it. In asyncio's default executor such a thread
-would keep `asyncio.run` from returning and the interpreter from exiting; each
-call gets a daemon thread of its own instead. At exit, calls still running get
-a short grace to finish (a write under way completes), then are left behind.
+A tool's blocking call (reading a file on a hung mount, listing a huge tree) can
+outlive the turn that made it. In asyncio's default executor such a thread would
+keep `asyncio.run` from returning and the interpreter from exiting, so calls run
+in daemon threads of our own instead. The threads are kept and reused (starting
+one per call costs more than a small tool call itself); a call never waits for
+a busy thread, since a thread is started whenever none is idle. At exit, calls
+still running get a short grace to finish (a write under way completes), then
+are left behind.
 """
 
 from __future__ import annotations
@@ -13,8 +16,8 @@ import asyncio
 import atexit
 import contextlib
 import contextvars
+import queue
 import threading
-import time
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
@@ -22,8 +25,55 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 EXIT_GRACE_S = 2.0
-_running: set[threading.Thread] = set()
-_lock = threading.Lock()
+
+
+class DaemonPool:
+    """Daemon threads that run one job at a time and wait for the next one.
+
+    Each job given is matched with a thread of its own at once: an idle one, or a
+    new one when every thread is busy, so a job stuck for good holds up no other.
+    """
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0  # threads waiting for a job that no job has claimed yet
+        self._busy = 0
+        self._calm = threading.Condition(self._lock)  # notified when nothing is busy
+        self.threads = 0
+
+    def submit(self, job: Callable[[], None]) -> None:
+        with self._lock:
+            self._busy += 1
+            if self._idle:
+                self._idle -= 1
+                start = False
+            else:
+                self.threads += 1
+                start = True
+        if start:
+            threading.Thread(target=self._work, name="piagents-tool", daemon=True).start()
+        self._jobs.put(job)
+
+    def _work(self) -> None:
+        while True:
+            job = self._jobs.get()
+            try:
+                job()
+            finally:
+                with self._lock:
+                    self._busy -= 1
+                    self._idle += 1
+                    if not self._busy:
+                        self._calm.notify_all()
+
+    def wait_calm(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds until no job runs; whether none does."""
+        with self._calm:
+            return self._calm.wait_for(lambda: not self._busy, timeout)
+
+
+_pool = DaemonPool()
 
 
 async def run_blocking(func: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
@@ -40,30 +90,20 @@ async def run_blocking(func: Callable[P, T], /, *args: P.args, **kwargs: P.kwarg
         else:
             future.set_result(result)  # type: ignore[arg-type]
 
-    def work() -> None:
+    def job() -> None:
         result: T | None = None
         error: BaseException | None = None
         try:
             result = context.run(func, *args, **kwargs)
         except BaseException as exc:  # handed to the caller, whatever it is
             error = exc
-        finally:
-            with _lock:
-                _running.discard(thread)
         with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
             loop.call_soon_threadsafe(settle, result, error)
 
-    thread = threading.Thread(target=work, name=f"piagents-{func.__name__}", daemon=True)
-    with _lock:
-        _running.add(thread)
-    thread.start()
+    _pool.submit(job)
     return await future
 
 
 @atexit.register
 def _grace_at_exit() -> None:
-    deadline = time.monotonic() + EXIT_GRACE_S
-    with _lock:
-        threads = list(_running)
-    for thread in threads:
-        thread.join(max(0.0, deadline - time.monotonic()))
+    _pool.wait_calm(EXIT_GRACE_S)

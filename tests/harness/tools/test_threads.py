@@ -1,0 +1,49 @@
+"""Tools' blocking calls run in reused daemon threads, and a stuck one holds up no other."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from piagents.harness.tools import threads
+from piagents.harness.tools.threads import DaemonPool, run_blocking
+
+
+async def test_calls_one_after_another_reuse_a_thread() -> None:
+    await run_blocking(lambda: None)  # a thread exists and is idle again
+    before = threads._pool.threads
+    for n in range(20):
+        assert await run_blocking(lambda n=n: n * 2) == n * 2
+    assert threads._pool.threads == before
+
+
+async def test_a_stuck_call_holds_up_no_other_and_errors_reach_the_caller() -> None:
+    stuck = threading.Event()
+    hanging = asyncio.ensure_future(run_blocking(stuck.wait))
+    assert await run_blocking(lambda: "other") == "other"
+    with pytest.raises(ZeroDivisionError):
+        await run_blocking(lambda: 1 / 0)
+    stuck.set()
+    assert await hanging is True
+
+
+async def test_a_cancelled_caller_stops_waiting_and_the_thread_finishes_on_its_own() -> None:
+    release = threading.Event()
+    call = asyncio.ensure_future(run_blocking(release.wait))
+    await asyncio.sleep(0)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    release.set()
+    assert await run_blocking(lambda: "still serving") == "still serving"
+
+
+def test_the_pool_is_calm_once_its_jobs_end() -> None:
+    pool = DaemonPool()
+    go = threading.Event()
+    pool.submit(go.wait)
+    assert not pool.wait_calm(0.01)
+    go.set()
+    assert pool.wait_calm(10)
