@@ -25,6 +25,15 @@ ProviderApi = Literal["openai-completions", "openai-responses", "anthropic-messa
 PROVIDER_APIS = ("openai-completions", "openai-responses", "anthropic-messages")
 QUEUE_MODES = ("one-at-a-time", "all")
 AGENT_APIS = ("agents", "supervision")
+
+
+def check_agent_api(agent_api: str) -> None:
+    if agent_api not in AGENT_APIS:
+        raise ValueError(
+            f"unknown agent API {agent_api!r}; expected one of {', '.join(AGENT_APIS)}"
+        )
+
+
 Placement = Literal["process", "tmux", "inline"]
 PLACEMENTS: tuple[Placement, ...] = ("process", "tmux", "inline")
 MESSAGE_LIMIT_DEFAULT = 131_072

@@ -21,7 +21,7 @@ from piagents.agents.unrecorded import FIRST_RETRY_S, LAST_RETRY_S
 from piagents.ai.faux import FunctionModel
 from piagents.ai.models import ModelRef, ThinkingLevel, parse_thinking_level
 from piagents.ai.registry import NO_MODEL, ProviderConfigError, ProviderRegistry, default_model
-from piagents.config import AGENT_APIS, Settings, SettingsError, default_home, load_settings
+from piagents.config import Settings, SettingsError, check_agent_api, default_home, load_settings
 from piagents.extensions import load_extensions
 from piagents.harness.compaction import auto_compaction
 from piagents.harness.loop import AgentLoop, LoopConfig, LoopHooks
@@ -50,13 +50,6 @@ async def _contained(work: Coroutine[Any, Any, object], what: str) -> None:
         log.warning("%s failed: %s", what.capitalize(), exc)
     except Exception:
         log.exception("%s failed", what.capitalize())
-
-
-def check_agent_api(agent_api: str) -> None:
-    if agent_api not in AGENT_APIS:
-        raise ValueError(
-            f"unknown agent API {agent_api!r}; expected one of {', '.join(AGENT_APIS)}"
-        )
 
 
 class Runtime:
@@ -438,28 +431,6 @@ class Runtime:
         self._background.add(agent.id)
         agent.loop.listeners.append(lambda event: self._maybe_unload(agent))
         return agent
-
-    def serve_in_background(self, session_id: str) -> None:
-        """Start a `pi-agents serve` process for an offline root with inputs waiting."""
-        import subprocess
-        import sys
-
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "piagents.cli",
-                "serve",
-                "--home",
-                str(self.home),
-                "--session",
-                session_id,
-            ],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
 
     def _maybe_unload(self, agent: Agent) -> None:
         if (

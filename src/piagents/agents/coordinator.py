@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from piagents.agents import texts
 from piagents.agents.addressing import Candidate, resolve, short_ids
 from piagents.agents.directory import Directory
-from piagents.agents.mailbox import poke
+from piagents.agents.mailbox import poke, serve_offline_root
 from piagents.agents.texts import Shown
 from piagents.agents.tree import AgentMarks, Tree
 from piagents.agents.unrecorded import InputEnd, UnrecordedEnds
@@ -360,7 +360,7 @@ class Coordinator:
         if root is None:
             return
         if not self.rt.wake_in_process:
-            self.rt.serve_in_background(root_id)
+            serve_offline_root(self.rt.home, root_id)
             return
         with contextlib.suppress(SessionInUse, AgentCallError):
             await self.rt.wake(root)

@@ -285,7 +285,7 @@ def auto_compaction(
         if inspect.isawaitable(window):
             window = await window
         fitted = fit_to_window(settings, window)
-        if not should_compact(tokens, window, fitted):
+        if not (fitted.enabled and tokens > window - fitted.reserve_tokens):
             return
         try:
             provider = loop.resolve_provider(loop.model)

@@ -407,8 +407,7 @@ class SQLiteStore:
         with self._tx() as db:
             # Read in the transaction, never cached: another runtime may have appended to
             # this session since (it continued it while this one did not hold it).
-            seq = layout.next_seq(db, session_id)
-            packed = layout.packed_to(db, session_id)
+            seq, packed = layout.positions(db, session_id)
             end = seq + len(rows)
             db.executemany(
                 "INSERT INTO entries (session_id, seq, entry_id, type, body) VALUES (?,?,?,?,?)",

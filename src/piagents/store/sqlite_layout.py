@@ -169,12 +169,15 @@ def next_seq(db: sqlite3.Connection, session_id: str) -> int:
     return 0 if last[0] is None else int(last[0]) + 1
 
 
-def packed_to(db: sqlite3.Connection, session_id: str) -> int:
-    """The seq of the session's first entry not yet packed into a block."""
-    last = db.execute(
-        "SELECT max(last_seq) FROM entry_blocks WHERE session_id = ?", (session_id,)
+def positions(db: sqlite3.Connection, session_id: str) -> tuple[int, int]:
+    """The session's next seq and the seq of its first entry not yet packed into a
+    block, read in one statement (every append reads both, inside its transaction)."""
+    row = db.execute(
+        "SELECT (SELECT max(seq) FROM entries WHERE session_id = ?1), "
+        "(SELECT max(last_seq) FROM entry_blocks WHERE session_id = ?1)",
+        (session_id,),
     ).fetchone()
-    return 0 if last[0] is None else int(last[0]) + 1
+    return (0 if row[0] is None else int(row[0]) + 1, 0 if row[1] is None else int(row[1]) + 1)
 
 
 def pack(db: sqlite3.Connection, session_id: str, start: int, end: int) -> int:
