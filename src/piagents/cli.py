@@ -12,25 +12,25 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from piagents import __version__, cli_input
+from piagents.cli_session import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_STDOUT_CLOSED,
+    EXIT_USAGE,
+    CliError,
+    home_of,
+    open_session,
+    resolve_session,
+)
 
 if TYPE_CHECKING:
-    from piagents.runtime import Runtime
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-EXIT_STDOUT_CLOSED = 128 + signal.SIGPIPE  # what a shell reports for a process killed by SIGPIPE
-
-
-class CliError(Exception):
-    def __init__(self, message: str, code: int = EXIT_FAILED) -> None:
-        super().__init__(message)
-        self.code = code
+    pass
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -172,12 +172,6 @@ def _command(args_list: list[str]) -> int:
     return asyncio.run(_run(args, cli_input.prompt_text(args.messages, piped)))
 
 
-def _home(value: str | None) -> Path:
-    from piagents.config import default_home
-
-    return Path(value).expanduser() if value else default_home()
-
-
 def _open_store_to_read(home: Path) -> Any:
     """The home's store opened read-only (it works in a read-only home, and writes
     nothing), or None when there is none yet."""
@@ -197,7 +191,7 @@ def _sessions(argv: list[str]) -> int:
     args = p.parse_args(argv)
     import datetime
 
-    store = _open_store_to_read(_home(args.home))
+    store = _open_store_to_read(home_of(args.home))
     if store is None:
         print("No sessions.")
         return EXIT_OK
@@ -245,11 +239,11 @@ def _export(argv: list[str]) -> int:
     from piagents.export import export_jsonl
     from piagents.store.base import SessionNotFound
 
-    store = _open_store_to_read(_home(args.home))
+    store = _open_store_to_read(home_of(args.home))
     if store is None:
         raise CliError(f"No session matches {args.session!r}: there are no sessions yet.")
     try:
-        session_id = _resolve_session(store, args.session)
+        session_id = resolve_session(store, args.session)
         if args.output:
             with open(args.output, "w", encoding="utf-8") as out:
                 n = export_jsonl(store, session_id, out)
@@ -285,7 +279,7 @@ def _trust(argv: list[str]) -> int:
         p.error("give one of PATH, --list or --remove")
     from piagents.supervision import trust
 
-    home = _home(args.home)
+    home = home_of(args.home)
     try:
         if args.list:
             projects = trust.trusted_projects(home)
@@ -301,17 +295,6 @@ def _trust(argv: list[str]) -> int:
     except (trust.TrustError, OSError) as exc:
         raise CliError(str(exc)) from exc
     return EXIT_OK
-
-
-def _resolve_session(store: Any, text: str) -> str:
-    if store.get_session(text) is not None:
-        return text
-    matches: list[str] = [r.id for r in store.list_sessions() if r.id.startswith(text)]
-    if len(matches) == 1:
-        return matches[0]
-    if not matches:
-        raise CliError(f"No session matches {text!r}. Use `pi-agents sessions` to list them.")
-    raise CliError(f"{text!r} matches {len(matches)} sessions; give more of the id.")
 
 
 async def _run(args: argparse.Namespace, prompt: str) -> int:
@@ -334,7 +317,7 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
         _check_tool_names(tools)
     try:
         runtime = Runtime(
-            _home(args.home),
+            home_of(args.home),
             model=args.model,
             thinking=args.thinking,
             tools=tools,
@@ -356,7 +339,7 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
     try:
         async with runtime:
             try:
-                root = await _open(runtime, args)
+                root = await open_session(runtime, args)
                 for note in cli_notes.startup_notes(
                     root.model,
                     args.thinking or cli_notes.level_in(args.model),
@@ -397,44 +380,6 @@ def _check_tool_names(names: list[str]) -> None:
             f"unknown tool {', '.join(unknown)} in --tools; known tools: {', '.join(known)}",
             EXIT_USAGE,
         )
-
-
-async def _open(runtime: Runtime, args: argparse.Namespace) -> Any:
-    from piagents.ai.models import ModelRef
-
-    session = args.session
-    if session is not None:
-        session = _resolve_session(runtime.store, session)
-    elif args.continue_:
-        session = runtime.latest_session(Path.cwd())
-        if session is None:
-            raise CliError(
-                f"no earlier session in {Path.cwd()} to continue: leave out --continue to "
-                "start one, or give --session ID (`pi-agents sessions` lists them)"
-            )
-    model = args.model or (None if session else runtime.default_model)
-    ref = ModelRef.parse(model) if model else None
-    if ref is not None:
-        # An unknown provider or a missing key fails here, before a session is recorded.
-        runtime.providers.resolve(ref)
-    # --thinking, else a level in --model (`…:high`), else the session's own.
-    thinking = args.thinking or (ref.thinking if ref is not None and args.model else None)
-    root = await runtime.open_root(
-        Path.cwd(),
-        session=session,
-        model=args.model if session else None,
-        thinking=thinking,
-        agent_api=args.agent_api,
-    )
-    if session is not None:
-        # Switching model or thinking level in a resumed session is recorded in it,
-        # so `sessions` shows it and a later --continue keeps it.
-        record = root.session.record
-        if str(root.model) != record.model:
-            root.set_model(str(root.model))
-        if root.thinking != record.thinking:
-            root.set_thinking(root.thinking)
-    return root
 
 
 async def _run_json(root: Any, prompt: str) -> int:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from piagents.agent import Agent
 from piagents.ai.models import THINKING_LEVELS, has_thinking_levels
@@ -17,13 +17,61 @@ from piagents.tui.problems import no_levels, thinking_note
 from piagents.tui.session_picker import SessionPicker
 
 if TYPE_CHECKING:
-    from piagents.tui.app import PiAgentsApp
+    from piagents.runtime import Runtime
+    from piagents.tui.transcript import Transcript
+
+
+class CommandHost(Protocol):
+    """What the commands use of the app that runs them (the app is one; tests may pass
+    another)."""
+
+    @property
+    def root(self) -> Agent | None: ...
+
+    @property
+    def runtime(self) -> Runtime: ...
+
+    @property
+    def transcript(self) -> Transcript: ...
+
+    def refresh_status(self, *, root_changed: bool = False) -> None: ...
+
+    def show_root(self, root: Agent) -> None: ...
+
+    def toggle_tasks(self) -> bool: ...
+
+    def open_agents(self) -> None: ...
+
+    def run_worker(
+        self,
+        work: Any,
+        name: str | None = "",
+        group: str = "default",
+        description: str = "",
+        exit_on_error: bool = True,
+        start: bool = True,
+        exclusive: bool = False,
+        thread: bool = False,
+    ) -> Any: ...
+
+    def push_screen(
+        self,
+        screen: Any,
+        callback: Any = None,
+        wait_for_dismiss: bool = False,
+        *,
+        mode: str | None = None,
+    ) -> Any: ...
+
+    def call_later(self, callback: Any, *args: Any, **kwargs: Any) -> bool: ...
+
+    async def action_quit(self) -> None: ...
 
 
 class CommandRunner:
     """Runs `/name args` for the app; slow commands run as workers so the UI stays live."""
 
-    def __init__(self, app: PiAgentsApp) -> None:
+    def __init__(self, app: CommandHost) -> None:
         self.app = app
 
     @property

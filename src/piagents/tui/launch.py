@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from piagents.agent import Agent
+from piagents.cli_session import EXIT_USAGE, CliError, home_of, open_session
 from piagents.runtime import Runtime
 from piagents.tui.app import PiAgentsApp
 
@@ -20,17 +21,15 @@ def _tools(args: argparse.Namespace) -> list[str] | None:
 
 async def run_interactive(args: argparse.Namespace) -> int:
     """Run the app on the session the arguments name; returns the exit code."""
-    from piagents import cli
-
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise cli.CliError(
+        raise CliError(
             "no prompt given: the interactive UI needs a terminal; "
             'run `pi-agents -p "your prompt"`',
-            cli.EXIT_USAGE,
+            EXIT_USAGE,
         )
     try:
         runtime = Runtime(
-            cli._home(args.home),
+            home_of(args.home),
             model=args.model,
             thinking=args.thinking,
             tools=_tools(args),
@@ -38,13 +37,13 @@ async def run_interactive(args: argparse.Namespace) -> int:
             append_system_prompt=args.append_system_prompt,
         )
     except ValueError as exc:
-        raise cli.CliError(str(exc), cli.EXIT_USAGE) from exc
+        raise CliError(str(exc), EXIT_USAGE) from exc
     runtime.default_placement = "process"  # as for -p: managed agents get processes of their own
 
     async def open_root(rt: Runtime) -> Agent:
         try:
-            root: Agent = await cli._open(rt, args)
-        except cli.CliError as exc:
+            root: Agent = await open_session(rt, args)
+        except CliError as exc:
             raise ValueError(str(exc)) from exc
         return root
 
