@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from piagents.regular_file import FileTooLarge, NotARegularFile, read_regular_file
+from piagents.supervision import error_texts
 from piagents.supervision.errors import invalid_request
 
 _NOT_A_PATH = "is not a valid path (it holds a NUL byte)"
@@ -188,12 +189,10 @@ def compose_message(
     text = with_attachments(message, chosen)
     size = _size(text)
     if size > payload_limit_bytes:
-        what = "with its file references " if chosen else ""
         raise invalid_request(
             operation,
-            f"The message {what}is {size} bytes, over the mailbox payload limit of "
-            f"{payload_limit_bytes} bytes.",
-            next_action="shorten the message, or put long text in a file passed in `files`",
+            error_texts.message_too_large(size, payload_limit_bytes, with_references=bool(chosen)),
+            next_action=error_texts.NEXT_SHORTEN,
         )
     return ComposedMessage(text, tuple(chosen))
 

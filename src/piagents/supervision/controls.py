@@ -12,7 +12,7 @@ from piagents.ai.messages import now_ms
 from piagents.harness.tools.base import ToolResult
 from piagents.harness.tools.foreground import foreground
 from piagents.store.records import GenerationRecord, new_id
-from piagents.supervision import remote, texts
+from piagents.supervision import error_texts, remote, texts
 from piagents.supervision.attachments import ComposedMessage, attachment_details
 from piagents.supervision.errors import SupervisionError
 from piagents.supervision.records import Observed, available_actions
@@ -45,24 +45,24 @@ def target(sup: Supervisor, caller: Agent, label: str, operation: str) -> Genera
     if not matches:
         raise SupervisionError(
             "target_not_found",
-            f"No live agent labelled {label!r}.",
+            error_texts.no_live_agent(label),
             operation,
-            next_action="call list for the current labels",
+            next_action=error_texts.NEXT_LIST_LABELS,
         )
     if len(matches) > 1:
         raise SupervisionError(
             "target_ambiguous",
-            f"{len(matches)} agent records carry the label {label!r}.",
+            error_texts.label_ambiguous(label, len(matches)),
             operation,
-            next_action="call list; close the lost or unknown one first",
+            next_action=error_texts.NEXT_CLOSE_AMBIGUOUS,
         )
     g = matches[0]
     if g.owner_id != caller.id:
         raise SupervisionError(
             "target_not_found",
-            f"{label!r} is not an agent you own directly.",
+            error_texts.not_owned(label),
             operation,
-            next_action="call list for the agents you own",
+            next_action=error_texts.NEXT_LIST_OWNED,
         )
     return g
 
@@ -81,9 +81,9 @@ def allowed(sup: Supervisor, g: GenerationRecord, action: str) -> Observed:
     if action not in available_actions(observed, direct=True):
         raise SupervisionError(
             "agent_busy",
-            f"{action} is not available for {g.label} while it is {observed.state}.",
+            error_texts.action_unavailable(action, g.label, observed.state),
             action,
-            next_action="call list for its available_actions",
+            next_action=error_texts.NEXT_LIST_ACTIONS,
         )
     return observed
 
@@ -98,9 +98,9 @@ def live_of(sup: Supervisor, g: GenerationRecord, operation: str) -> _Live:
     if live is None:
         raise SupervisionError(
             "agent_busy",
-            f"{g.label} does not run in this runtime ({g.placement}).",
+            error_texts.runs_elsewhere(g.label, g.placement),
             operation,
-            next_action="call list",
+            next_action=error_texts.NEXT_LIST,
         )
     return live
 

@@ -18,7 +18,7 @@ import msgspec
 from piagents.agents.mailbox import poke
 from piagents.ai.messages import now_ms
 from piagents.store.records import GenerationRecord, InputRecord, SessionRecord, new_id
-from piagents.supervision import placement
+from piagents.supervision import error_texts, placement
 from piagents.supervision.errors import SupervisionError, invalid_request
 from piagents.supervision.records import Observed
 
@@ -39,10 +39,8 @@ def check_model(model: str, where: str, operation: str) -> None:
     if where in placement.REMOTE and not placement.loadable_model(model):
         raise invalid_request(
             operation,
-            f"The model {model!r} exists only in this process, so placement {where!r} cannot "
-            "run it in a worker process.",
-            next_action="use spawnPlacement inline, or a model a worker can load by name "
-            "(faux/<module>:<function> for scripted models)",
+            error_texts.model_not_loadable(model, where),
+            next_action=error_texts.NEXT_LOADABLE_MODEL,
         )
 
 
@@ -123,11 +121,12 @@ async def start(
         rolled_back = _roll_back(sup, g, spawned)
         raise SupervisionError(
             "internal_failure" if rolled_back else "rollback_failure",
-            f"The agent's worker could not be started ({g.placement}): {_reason(exc)}",
+            error_texts.worker_start_failed(g.placement, _reason(exc)),
             operation,
             rollback_occurred=rolled_back,
-            next_action="check the worker log in "
-            f"{placement.run_dir(sup.rt.home, g.id) / placement.LOG_FILE}, then try again",
+            next_action=error_texts.check_worker_log(
+                placement.run_dir(sup.rt.home, g.id) / placement.LOG_FILE
+            ),
         ) from exc
 
 

@@ -45,7 +45,7 @@ from piagents.harness.tools.base import ToolResult
 from piagents.store import lease
 from piagents.store.base import LeaseHolder, StoreError
 from piagents.store.records import GenerationRecord, InputRecord, SessionRecord, new_id
-from piagents.supervision import remote, texts
+from piagents.supervision import error_texts, remote, texts
 from piagents.supervision.attachments import (
     ComposedMessage,
     attachment_details,
@@ -137,9 +137,9 @@ class Supervisor:
         except DefinitionError as exc:
             raise SupervisionError(
                 "invalid_request",
-                f"The agent definitions cannot be used: {exc}",
+                error_texts.definitions_unusable(exc),
                 operation,
-                next_action="fix the named definition files, then call list",
+                next_action=error_texts.NEXT_FIX_DEFINITIONS,
             ) from exc
 
     def tool_names(self) -> list[str]:
@@ -178,7 +178,7 @@ class Supervisor:
                 return roster, definition
         raise SupervisionError(
             "invalid_request",
-            "Only the lead and delegating agents may use the agent tool.",
+            error_texts.NOT_A_CONTROLLER,
             operation,
         )
 
@@ -300,8 +300,8 @@ class Supervisor:
             if source_record.meta.get(MANAGED, {}).get("retired"):
                 raise invalid_request(
                     "delegate",
-                    f"Session {source_record.id} was retired and cannot be forked.",
-                    next_action="delegate a fresh agent and pass it the handoff and files",
+                    error_texts.retired_not_forkable(source_record.id),
+                    next_action=error_texts.NEXT_DELEGATE_FRESH,
                 )
             source = self._fork_entries(source_record.id)
         message = self._compose(caller, req.task, req.files, "delegate")
@@ -338,31 +338,29 @@ class Supervisor:
         if record.id == caller.id:
             raise invalid_request(
                 "continue",
-                "A controller cannot continue its own session.",
-                next_action="use delegate with fork for a separate derived context",
+                error_texts.CONTINUE_OWN_SESSION,
+                next_action=error_texts.NEXT_FORK_INSTEAD,
             )
         meta = record.meta.get(MANAGED)
         if not isinstance(meta, dict):
-            raise invalid_request(
-                "continue", f"Session {record.id} is not a managed agent's session."
-            )
+            raise invalid_request("continue", error_texts.not_managed_session(record.id))
         if not within_reach(caller.session.record, record, lead=mine is None):
             text = texts.continue_out_of_reach(record.id, lead=mine is None)
             raise invalid_request("continue", text)
         if meta.get("retired"):
             raise invalid_request(
                 "continue",
-                f"Session {record.id} was retired and cannot be continued.",
-                next_action="delegate a fresh agent and pass it the handoff and files",
+                error_texts.retired_not_continuable(record.id),
+                next_action=error_texts.NEXT_DELEGATE_FRESH,
             )
         if self.rt.agents.get(record.id) is not None or self.rt.store.generations(
             session_id=record.id, live=True
         ):
             raise SupervisionError(
                 "agent_busy",
-                f"Session {record.id} already has a live managed agent.",
+                error_texts.session_busy(record.id),
                 "continue",
-                next_action="call list, then steer or close that agent",
+                next_action=error_texts.NEXT_STEER_OR_CLOSE,
             )
         try:
             definition = roster.resolve(str(meta.get("definition")), mine)
@@ -393,12 +391,10 @@ class Supervisor:
         if given is None:
             return caller.cwd
         if "\0" in given:
-            raise invalid_request(
-                "delegate", f"cwd {given!r} is not a valid path (it holds a NUL byte)."
-            )
+            raise invalid_request("delegate", error_texts.cwd_has_nul(given))
         path = Path(caller.cwd, given).expanduser().resolve()
         if not path.is_dir():
-            raise invalid_request("delegate", f"cwd {given!r} is not a directory ({path}).")
+            raise invalid_request("delegate", error_texts.cwd_not_a_directory(given, path))
         return str(path)
 
     def _labels_in_use(self, caller: Agent) -> set[str]:
@@ -409,13 +405,9 @@ class Supervisor:
         if label in self._labels_in_use(caller):
             raise SupervisionError(
                 "agent_label_exists",
-                f"The label {label!r} is already used by a live agent.",
+                error_texts.label_taken(label),
                 operation,
-                next_action=(
-                    "choose another label"
-                    if operation == "delegate"
-                    else "close the agent that holds the label, then continue"
-                ),
+                next_action=error_texts.label_taken_next(operation),
             )
 
     def _session_of(self, given: str, operation: str, field_name: str) -> SessionRecord:
@@ -428,9 +420,9 @@ class Supervisor:
         if record is None:
             raise SupervisionError(
                 "target_not_found",
-                f"No saved session {given!r} (`{field_name}` takes a full session ID or path).",
+                error_texts.no_saved_session(given, field_name),
                 operation,
-                next_action="copy the session from a result or from list",
+                next_action=error_texts.NEXT_COPY_SESSION,
             )
         return record
 
@@ -508,10 +500,10 @@ class Supervisor:
             rolled_back = self._roll_back(gen)
             raise SupervisionError(
                 "internal_failure" if rolled_back else "rollback_failure",
-                f"The agent could not be started: {exc}",
+                error_texts.start_failed(exc),
                 kind,
                 rollback_occurred=rolled_back,
-                next_action="check the definition's model and settings, then try again",
+                next_action=error_texts.NEXT_CHECK_DEFINITION,
             ) from exc
         self._changed()
         return self._started(gen, kind, message)
