@@ -139,7 +139,7 @@ def _command(args_list: list[str]) -> int:
 
         return serve_main(args_list[1:])
     if args_list and args_list[0] == "worker":  # hidden: a managed agent's process
-        from piagents.supervision.worker import main as worker_main
+        from piagents.supervision.worker_main import main as worker_main
 
         return worker_main(args_list[1:])
     if args_list and args_list[0] == "sessions":

@@ -6,10 +6,10 @@ import asyncio
 import contextlib
 import datetime
 import logging
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
 from piagents.agent import Agent
 from piagents.agents import texts
@@ -35,6 +35,7 @@ from piagents.store.records import SessionRecord
 from piagents.store.sqlite import SQLiteStore
 from piagents.store.sqlite_errors import home_error
 from piagents.supervision import briefing
+from piagents.supervision.ports import AgentHandle, Coordination, SupervisionPorts
 from piagents.supervision.supervisor import Supervisor
 from piagents.supervision.tool import SupervisionTool
 
@@ -112,7 +113,27 @@ class Runtime:
         self.extension_warnings: list[str] = []
         # Where managed agents run when settings name no placement (the CLI: `process`).
         self.default_placement = "inline"
-        self.supervisor = Supervisor(self)
+        # All the supervision face sees of this runtime. It hands back only Agents this
+        # runtime gave it, hence the casts to the Agent-typed coordinator and unload.
+        unload = cast(Callable[[AgentHandle, float | None], Awaitable[None]], self.unload)
+        ports = SupervisionPorts(
+            home=self.home,
+            settings=lambda: self.settings,
+            default_thinking=self.default_thinking,
+            store=lambda: self.store,
+            holder=lambda: self.holder,
+            closing=lambda: self.closing,
+            default_placement=lambda: self.default_placement,
+            agents=self.agents,
+            coordinator=cast(Coordination, self.coordinator),
+            background=self.background,
+            load_managed=self.load_managed,
+            unload=unload,
+            context_window=self.providers.context_window,
+            extension_tools=self.extension_tools,
+            worker_options=self.worker_options,
+        )
+        self.supervisor = Supervisor(ports)
 
     def worker_options(self) -> dict[str, Any]:
         """What a managed agent's worker process needs of this runtime's own options

@@ -4,32 +4,30 @@ delegating agent is told of the roster when it starts."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from piagents.harness.tools.base import Tool
 from piagents.supervision import texts
 from piagents.supervision.definitions import AgentDefinition, Roster
+from piagents.supervision.host import Supervising
+from piagents.supervision.ports import AgentHandle
+from piagents.supervision.records import MANAGED
 
-if TYPE_CHECKING:
-    from piagents.agent import Agent
-    from piagents.supervision.supervisor import Supervisor
 
-MANAGED = "managed"  # session meta key: {"definition", "label", "retired"?}
 MANAGED_BASH_TIMEOUT_S = 600.0  # bash calls of managed agents that give no timeout
 
 
-def _definition_of(agent: Agent, roster: Roster | None) -> AgentDefinition | None:
+def _definition_of(agent: AgentHandle, roster: Roster | None) -> AgentDefinition | None:
     meta = agent.session.record.meta.get(MANAGED, {})
     return roster.get(str(meta.get("definition"))) if roster is not None else None
 
 
-def managed_tools(sup: Supervisor, agent: Agent, available: Sequence[Tool]) -> list[Tool]:
+def managed_tools(sup: Supervising, agent: AgentHandle, available: Sequence[Tool]) -> list[Tool]:
     """The tools its definition allows (bash with a longer default timeout), `ask_owner`,
     and the `agent` tool for a delegating agent the lead delegated to."""
     from piagents.harness.tools.bash import BashTool
     from piagents.supervision.tool import AskOwnerTool, SupervisionTool
 
-    definition = _definition_of(agent, sup._roster_quietly(agent.cwd))
+    definition = _definition_of(agent, sup.roster_quietly(agent.cwd))
     names = set(definition.effective_tools([t.name for t in available])) if definition else set()
     tools: list[Tool] = [
         BashTool(MANAGED_BASH_TIMEOUT_S) if t.name == "bash" else t
@@ -43,7 +41,7 @@ def managed_tools(sup: Supervisor, agent: Agent, available: Sequence[Tool]) -> l
     return tools
 
 
-def prompt_addition(sup: Supervisor, agent: Agent, roster: Roster | None) -> str:
+def prompt_addition(sup: Supervising, agent: AgentHandle, roster: Roster | None) -> str:
     """For a lead or a delegating agent, the roster as `list` shows it (a startup
     snapshot); for a managed agent, how its result and questions travel."""
     record = agent.session.record
@@ -75,15 +73,15 @@ def prompt_addition(sup: Supervisor, agent: Agent, roster: Roster | None) -> str
     return "\n\n".join(parts)
 
 
-def system_prompt_addition(sup: Supervisor, agent: Agent) -> str:
+def system_prompt_addition(sup: Supervising, agent: AgentHandle) -> str:
     """What `prompt_addition` adds for an agent that is not managed (a lead)."""
-    return prompt_addition(sup, agent, sup._roster_quietly(agent.cwd))
+    return prompt_addition(sup, agent, sup.roster_quietly(agent.cwd))
 
 
-def managed_system_prompt(sup: Supervisor, agent: Agent, base: str) -> str:
+def managed_system_prompt(sup: Supervising, agent: AgentHandle, base: str) -> str:
     """A managed agent's system prompt: its definition's body appended to, or
     replacing, the coding prompt."""
-    roster = sup._roster_quietly(agent.cwd)  # read once, for both parts
+    roster = sup.roster_quietly(agent.cwd)  # read once, for both parts
     definition = _definition_of(agent, roster)
     addition = prompt_addition(sup, agent, roster)
     if definition is None:

@@ -4,7 +4,7 @@ may supervise, owns the agent directly, and the action is available now)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
@@ -15,6 +15,9 @@ from piagents.store.records import GenerationRecord, new_id
 from piagents.supervision import error_texts, remote, texts
 from piagents.supervision.attachments import ComposedMessage, attachment_details
 from piagents.supervision.errors import SupervisionError
+from piagents.supervision.host import Supervising
+from piagents.supervision.live import LiveGeneration
+from piagents.supervision.ports import AgentHandle
 from piagents.supervision.records import Observed, available_actions
 from piagents.supervision.requests import (
     CloseRequest,
@@ -26,20 +29,17 @@ from piagents.supervision.requests import (
 )
 from piagents.supervision.transcript import render_transcript, transcript_items
 
-if TYPE_CHECKING:
-    from piagents.agent import Agent
-    from piagents.supervision.supervisor import Supervisor, _Live
 
 
 # ---- which agent, and whether the action is allowed --------------------------------------
 
 
-def target(sup: Supervisor, caller: Agent, label: str, operation: str) -> GenerationRecord:
+def target(sup: Supervising, caller: AgentHandle, label: str, operation: str) -> GenerationRecord:
     """The live generation `label` names, directly owned by the caller."""
     root = caller.session.record.root_id or caller.id
     matches = [
-        sup._recovered(g)
-        for g in sup.rt.store.generations(root_id=root, live=True)
+        sup.recovered(g)
+        for g in sup.ports.store().generations(root_id=root, live=True)
         if g.label == label
     ]
     if not matches:
@@ -67,7 +67,7 @@ def target(sup: Supervisor, caller: Agent, label: str, operation: str) -> Genera
     return g
 
 
-def controlled(sup: Supervisor, caller: Agent, label: str, action: str) -> GenerationRecord:
+def controlled(sup: Supervising, caller: AgentHandle, label: str, action: str) -> GenerationRecord:
     """The caller may supervise, owns `label` directly, and may use `action` on it now:
     checked afresh for every operation, just before it acts."""
     sup.controller(caller, action)
@@ -76,7 +76,7 @@ def controlled(sup: Supervisor, caller: Agent, label: str, action: str) -> Gener
     return g
 
 
-def allowed(sup: Supervisor, g: GenerationRecord, action: str) -> Observed:
+def allowed(sup: Supervising, g: GenerationRecord, action: str) -> Observed:
     observed = sup.observe(g)
     if action not in available_actions(observed, direct=True):
         raise SupervisionError(
@@ -88,13 +88,13 @@ def allowed(sup: Supervisor, g: GenerationRecord, action: str) -> Observed:
     return observed
 
 
-def runs_elsewhere(sup: Supervisor, g: GenerationRecord) -> bool:
+def runs_elsewhere(sup: Supervising, g: GenerationRecord) -> bool:
     """`g` runs in a worker process of its own, not here."""
-    return g.id not in sup.live and remote.is_remote(g)
+    return g.id not in sup.generations.live and remote.is_remote(g)
 
 
-def live_of(sup: Supervisor, g: GenerationRecord, operation: str) -> _Live:
-    live = sup.live.get(g.id)
+def live_of(sup: Supervising, g: GenerationRecord, operation: str) -> LiveGeneration:
+    live = sup.generations.live.get(g.id)
     if live is None:
         raise SupervisionError(
             "agent_busy",
@@ -108,14 +108,14 @@ def live_of(sup: Supervisor, g: GenerationRecord, operation: str) -> _Live:
 # ---- steer, interrupt, reply, close -------------------------------------------------------
 
 
-def steer(sup: Supervisor, caller: Agent, req: SteerRequest) -> ToolResult:
+def steer(sup: Supervising, caller: AgentHandle, req: SteerRequest) -> ToolResult:
     g = controlled(sup, caller, req.agent, "steer")
-    message = sup._compose(caller, req.message, req.files, "steer")
+    message = sup.compose(caller, req.message, req.files, "steer")
     if runs_elsewhere(sup, g):
         remote.steer(sup, caller, g, message.text)
     else:
         live = live_of(sup, g, "steer")
-        sup.rt.coordinator.accept(
+        sup.ports.coordinator.accept(
             caller, live.agent, message.text, "steer", has_result=False, plain=True
         )
     return ToolResult(
@@ -124,32 +124,29 @@ def steer(sup: Supervisor, caller: Agent, req: SteerRequest) -> ToolResult:
     )
 
 
-async def interrupt(sup: Supervisor, caller: Agent, req: InterruptRequest) -> ToolResult:
+async def interrupt(sup: Supervising, caller: AgentHandle, req: InterruptRequest) -> ToolResult:
     g = controlled(sup, caller, req.agent, "interrupt")
-    message = sup._compose(caller, req.message, req.files, "interrupt")
+    message = sup.compose(caller, req.message, req.files, "interrupt")
     if runs_elsewhere(sup, g):
         remote.interrupt(sup, caller, g, message.text)
     else:
         live = live_of(sup, g, "interrupt")
-        live.interrupting = True
-        try:
-            await live.agent.loop.abort(sup.rt.settings.agents.abort_timeout_ms / 1000)
-            sup.rt.coordinator.accept(
+        async with sup.generations.interrupting(live):
+            await live.agent.loop.abort(sup.ports.settings().agents.abort_timeout_ms / 1000)
+            sup.ports.coordinator.accept(
                 caller, live.agent, message.text, "followUp", has_result=False, plain=True
             )
-        finally:
-            live.interrupting = False
     return ToolResult(
         texts.interrupted(g.label),
         _delivered("interrupt", g, message),
     )
 
 
-def reply(sup: Supervisor, caller: Agent, req: ReplyRequest) -> ToolResult:
+def reply(sup: Supervising, caller: AgentHandle, req: ReplyRequest) -> ToolResult:
     g = controlled(sup, caller, req.agent, "reply")
     elsewhere = runs_elsewhere(sup, g)
     live = None if elsewhere else live_of(sup, g, "reply")
-    message = sup._compose(caller, req.message, req.files, "reply")
+    message = sup.compose(caller, req.message, req.files, "reply")
     assert g.ask_id is not None
     reply_id = new_id()
     text = texts.owner_reply(
@@ -161,8 +158,8 @@ def reply(sup: Supervisor, caller: Agent, req: ReplyRequest) -> ToolResult:
     )
     if live is None:
         remote.reply(sup, caller, g, g.ask_id, text)
-    elif live.ask is not None and not live.ask.done():
-        live.ask.set_result(text)
+    else:
+        sup.generations.answer(live, text)
     return ToolResult(
         texts.replied(g.label),
         {
@@ -176,7 +173,7 @@ def reply(sup: Supervisor, caller: Agent, req: ReplyRequest) -> ToolResult:
     )
 
 
-async def close(sup: Supervisor, caller: Agent, req: CloseRequest) -> ToolResult:
+async def close(sup: Supervising, caller: AgentHandle, req: CloseRequest) -> ToolResult:
     g = controlled(sup, caller, req.agent, "close")
     cascaded: list[str] = []
     abandoned = await close_generation(sup, g, cascaded)
@@ -198,42 +195,33 @@ async def close(sup: Supervisor, caller: Agent, req: CloseRequest) -> ToolResult
     )
 
 
-async def close_generation(sup: Supervisor, g: GenerationRecord, cascaded: list[str]) -> bool:
+async def close_generation(sup: Supervising, g: GenerationRecord, cascaded: list[str]) -> bool:
     """Close `g`'s own agents first, then `g`; True when a question was abandoned."""
     if runs_elsewhere(sup, g):
         abandoned = await remote.close(sup, g, cascaded)  # its worker closes its agents
-        sup._changed()
+        sup.changed()
         return abandoned
-    for child in sup.rt.store.generations(owner_id=g.session_id, live=True):
+    for child in sup.ports.store().generations(owner_id=g.session_id, live=True):
         await close_generation(sup, child, cascaded)
         cascaded.append(child.label)
-    live = sup.live.get(g.id)
-    abandoned = False
+    live = sup.generations.live.get(g.id)
     if live is None:
         closed = msgspec.structs.replace(
             g, state="ended", outcome="closed", updated=now_ms(), ended=now_ms()
         )
-        sup.rt.store.update_generation(closed, end=True)
-        sup._changed()
+        sup.ports.store().update_generation(closed, end=True)
+        sup.changed()
         return False
-    live.ending = True
-    if live.ask is not None and not live.ask.done():
-        abandoned = True
-        live.ask.cancel()
-    sup.live.pop(g.id, None)
-    closed = msgspec.structs.replace(
-        live.gen, state="ended", outcome="closed", updated=now_ms(), ended=now_ms()
-    )
-    sup.rt.store.update_generation(closed, end=True)
-    await sup.rt.unload(live.agent, sup.rt.settings.agents.abort_timeout_ms / 1000)
-    sup._changed()
+    abandoned = sup.generations.close(live)
+    await sup.ports.unload(live.agent, sup.ports.settings().agents.abort_timeout_ms / 1000)
+    sup.changed()
     return abandoned
 
 
 # ---- inspect and transcript -----------------------------------------------------------
 
 
-def inspect(sup: Supervisor, caller: Agent, req: InspectRequest) -> ToolResult:
+def inspect(sup: Supervising, caller: AgentHandle, req: InspectRequest) -> ToolResult:
     g = controlled(sup, caller, req.agent, "inspect")
     if runs_elsewhere(sup, g):
         output, truncated, found = remote.inspect(sup, g)
@@ -264,10 +252,10 @@ def inspect(sup: Supervisor, caller: Agent, req: InspectRequest) -> ToolResult:
     )
 
 
-def transcript(sup: Supervisor, caller: Agent, req: TranscriptRequest) -> ToolResult:
+def transcript(sup: Supervising, caller: AgentHandle, req: TranscriptRequest) -> ToolResult:
     g = controlled(sup, caller, req.agent, "transcript")
-    agent = sup.rt.agents.get(g.session_id)
-    entries = agent.session.entries if agent is not None else sup.rt.store.entries(g.session_id)
+    agent = sup.ports.agents.get(g.session_id)
+    entries = agent.session.entries if agent is not None else sup.ports.store().entries(g.session_id)
     body, truncated = render_transcript(transcript_items(entries))
     text = texts.transcript_text(
         agent=g.label, session=g.session_id, transcript=body, truncated=truncated

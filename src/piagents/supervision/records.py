@@ -13,6 +13,7 @@ from typing import Any
 
 from piagents.store.records import GenerationRecord, SessionRecord
 
+MANAGED = "managed"  # session meta key: {"definition", "label", "retired"?}
 STALE_AFTER_MS = 10 * 60 * 1000  # advisory: no progress for ten minutes
 
 # The states a live record can be in (`ended` generations are not listed).

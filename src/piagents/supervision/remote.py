@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
@@ -20,11 +20,9 @@ from piagents.ai.messages import now_ms
 from piagents.store.records import GenerationRecord, InputRecord, SessionRecord, new_id
 from piagents.supervision import error_texts, placement
 from piagents.supervision.errors import SupervisionError, invalid_request
+from piagents.supervision.ports import AgentHandle, HasPorts
 from piagents.supervision.records import Observed
 
-if TYPE_CHECKING:
-    from piagents.agent import Agent
-    from piagents.supervision.supervisor import Supervisor
 
 CONTROL = "control"  # InputRecord kind of a control message; its text is JSON
 DEFAULT_START_TIMEOUT_MS = 30_000
@@ -57,7 +55,7 @@ def read_control(stored: InputRecord) -> dict[str, Any]:
 
 
 def leave(
-    sup: Supervisor,
+    sup: HasPorts,
     sender: SessionRecord,
     g: GenerationRecord,
     text: str,
@@ -68,7 +66,7 @@ def leave(
 ) -> InputRecord:
     """A message for the managed session, kept in the store for its worker."""
     # As inline: a controller's messages reach its managed agent as they are (`plain`).
-    return sup.rt.store.add_input(
+    return sup.ports.store().add_input(
         InputRecord(
             id=new_id(),
             root_id=g.root_id,
@@ -85,19 +83,19 @@ def leave(
     )
 
 
-def nudge(sup: Supervisor, g: GenerationRecord) -> None:
+def nudge(sup: HasPorts, g: GenerationRecord) -> None:
     """Poke the worker running `g` (it also looks on its own every second)."""
     token = g.token
-    if token and sup.rt._tg is not None and not sup.rt.closing:
-        sup.rt.background(poke(token), "waking a worker")
+    if token and not sup.ports.closing():
+        sup.ports.background(poke(token), "waking a worker")
 
 
 # ---- start -----------------------------------------------------------------------------
 
 
 async def start(
-    sup: Supervisor,
-    caller: Agent,
+    sup: HasPorts,
+    caller: AgentHandle,
     g: GenerationRecord,
     assignment: str,
     timeout_ms: int | None,
@@ -105,7 +103,7 @@ async def start(
 ) -> GenerationRecord:
     """Record `g` and its assignment, start its worker, and wait for the worker's own
     record of itself; on failure the worker is killed and `g` ends `failed`."""
-    store = sup.rt.store
+    store = sup.ports.store()
     store.add_generation(g)  # durable first: a restarted lead finds it
     _drop_stale(sup, g.session_id)
     leave(sup, caller.session.record, g, assignment)
@@ -114,7 +112,7 @@ async def start(
         # Until the worker records itself (only it writes the generation meanwhile), the
         # lead's own process is its evidence: a lead killed now leaves it `lost`, and a
         # worker starting after that finds it no longer `starting` and exits.
-        spawned = await placement.spawn(sup.rt.home, g.id, g.placement, sup.rt.worker_options())
+        spawned = await placement.spawn(sup.ports.home, g.id, g.placement, sup.ports.worker_options())
         timeout = (timeout_ms or DEFAULT_START_TIMEOUT_MS) / 1000
         return await _wait_started(sup, g, spawned, timeout)
     except (placement.PlacementError, OSError, TimeoutError, _WorkerExited) as exc:
@@ -125,7 +123,7 @@ async def start(
             operation,
             rollback_occurred=rolled_back,
             next_action=error_texts.check_worker_log(
-                placement.run_dir(sup.rt.home, g.id) / placement.LOG_FILE
+                placement.run_dir(sup.ports.home, g.id) / placement.LOG_FILE
             ),
         ) from exc
 
@@ -141,11 +139,11 @@ def _reason(exc: BaseException) -> str:
 
 
 async def _wait_started(
-    sup: Supervisor, recorded: GenerationRecord, spawned: placement.Spawned, timeout: float
+    sup: HasPorts, recorded: GenerationRecord, spawned: placement.Spawned, timeout: float
 ) -> GenerationRecord:
     async with asyncio.timeout(timeout):
         while True:
-            g = sup.rt.store.get_generation(recorded.id)
+            g = sup.ports.store().get_generation(recorded.id)
             if g is not None and g.token and g.token != recorded.token:
                 return g  # the worker's own record of itself
             if g is not None and g.outcome is not None:
@@ -155,9 +153,9 @@ async def _wait_started(
             await asyncio.sleep(_POLL_S)
 
 
-def _roll_back(sup: Supervisor, g: GenerationRecord, spawned: placement.Spawned | None) -> bool:
+def _roll_back(sup: HasPorts, g: GenerationRecord, spawned: placement.Spawned | None) -> bool:
     try:
-        current = sup.rt.store.get_generation(g.id) or g
+        current = sup.ports.store().get_generation(g.id) or g
         if spawned is not None:
             placement.kill_group(spawned.pid)
             holder = placement.holder_of(spawned.pid)
@@ -172,28 +170,28 @@ def _roll_back(sup: Supervisor, g: GenerationRecord, spawned: placement.Spawned 
             updated=now_ms(),
             ended=now_ms(),
         )
-        sup.rt.store.update_generation(failed, end=True)
+        sup.ports.store().update_generation(failed, end=True)
         _drop_stale(sup, g.session_id)  # the assignment nobody will take
         return True
     except Exception:
         return False
 
 
-def _drop_stale(sup: Supervisor, session_id: str) -> None:
+def _drop_stale(sup: HasPorts, session_id: str) -> None:
     """Messages left for an earlier worker of this session that never took them."""
-    waiting = sup.rt.store.take_undelivered([session_id])
-    sup.rt.store.end_inputs([i.id for i in waiting if i.kind != CONTROL], "aborted", None)
+    waiting = sup.ports.store().take_undelivered([session_id])
+    sup.ports.store().end_inputs([i.id for i in waiting if i.kind != CONTROL], "aborted", None)
 
 
 # ---- controls --------------------------------------------------------------------------
 
 
-def steer(sup: Supervisor, caller: Agent, g: GenerationRecord, text: str) -> None:
+def steer(sup: HasPorts, caller: AgentHandle, g: GenerationRecord, text: str) -> None:
     leave(sup, caller.session.record, g, text, delivery="steer")
     nudge(sup, g)
 
 
-def interrupt(sup: Supervisor, caller: Agent, g: GenerationRecord, text: str) -> None:
+def interrupt(sup: HasPorts, caller: AgentHandle, g: GenerationRecord, text: str) -> None:
     # The replacement message is recorded now and taken by the worker after it aborts.
     replacement = leave(sup, caller.session.record, g, text, delivered=True)
     control = control_text("interrupt", g.id, input=replacement.id)
@@ -201,20 +199,20 @@ def interrupt(sup: Supervisor, caller: Agent, g: GenerationRecord, text: str) ->
     nudge(sup, g)
 
 
-def reply(sup: Supervisor, caller: Agent, g: GenerationRecord, ask: str, text: str) -> None:
+def reply(sup: HasPorts, caller: AgentHandle, g: GenerationRecord, ask: str, text: str) -> None:
     control = control_text("reply", g.id, ask=ask, text=text)
     leave(sup, caller.session.record, g, control, kind=CONTROL, delivery=CONTROL)
     nudge(sup, g)
 
 
-async def close(sup: Supervisor, g: GenerationRecord, cascaded: list[str]) -> bool:
+async def close(sup: HasPorts, g: GenerationRecord, cascaded: list[str]) -> bool:
     """Ask the worker to close (it closes its own agents first), give it the abort
     timeout, then kill its process group; `g` and its agents end `closed`. True when
     a question was abandoned."""
     _descendants(sup, g, cascaded)
     abandoned = g.ask_id is not None and g.state == "blocked"
-    timeout = sup.rt.settings.agents.abort_timeout_ms / 1000
-    owner = sup.rt.store.get_session(g.owner_id)
+    timeout = sup.ports.settings().agents.abort_timeout_ms / 1000
+    owner = sup.ports.store().get_session(g.owner_id)
     if g.state not in ("lost", "unknown") and g.pid is not None and owner is not None:
         control = control_text("close", g.id)
         leave(sup, owner, g, control, kind=CONTROL, delivery=CONTROL)
@@ -227,15 +225,15 @@ async def close(sup: Supervisor, g: GenerationRecord, cascaded: list[str]) -> bo
     return abandoned
 
 
-def _descendants(sup: Supervisor, g: GenerationRecord, labels: list[str]) -> None:
-    for child in sup.rt.store.generations(owner_id=g.session_id, live=True):
+def _descendants(sup: HasPorts, g: GenerationRecord, labels: list[str]) -> None:
+    for child in sup.ports.store().generations(owner_id=g.session_id, live=True):
         _descendants(sup, child, labels)
         labels.append(child.label)
 
 
-def end_closed(sup: Supervisor, g: GenerationRecord) -> None:
+def end_closed(sup: HasPorts, g: GenerationRecord) -> None:
     """`g` and whatever of its own agents is still recorded live end `closed`."""
-    store = sup.rt.store
+    store = sup.ports.store()
     for child in store.generations(owner_id=g.session_id, live=True):
         end_closed(sup, child)
     current = store.get_generation(g.id) or g
@@ -246,10 +244,10 @@ def end_closed(sup: Supervisor, g: GenerationRecord) -> None:
         store.update_generation(closed, end=True)
 
 
-def inspect(sup: Supervisor, g: GenerationRecord) -> tuple[str, bool, list[tuple[int, str]]]:
+def inspect(sup: HasPorts, g: GenerationRecord) -> tuple[str, bool, list[tuple[int, str]]]:
     """The worker's live evidence: for tmux its pane as the user sees it, otherwise what
     the worker last wrote (its output tail and foreground processes)."""
-    evidence = placement.read_inspect(sup.rt.home, g.id)
+    evidence = placement.read_inspect(sup.ports.home, g.id)
     processes = [
         (int(p[0]), str(p[1]))
         for p in evidence.get("processes") or []
@@ -263,11 +261,11 @@ def inspect(sup: Supervisor, g: GenerationRecord) -> tuple[str, bool, list[tuple
     return output, bool(evidence.get("recent_output_truncated")), processes
 
 
-def observe(sup: Supervisor, g: GenerationRecord, has_transcript: bool) -> Observed:
+def observe(sup: HasPorts, g: GenerationRecord, has_transcript: bool) -> Observed:
     """What the lead knows of a worker's generation: its recorded state, and its last
     activity and context use from the evidence the worker last wrote."""
-    written = placement.last_evidence_ms(sup.rt.home, g.id)
-    tokens = placement.read_inspect(sup.rt.home, g.id).get("tokens") if written else None
+    written = placement.last_evidence_ms(sup.ports.home, g.id)
+    tokens = placement.read_inspect(sup.ports.home, g.id).get("tokens") if written else None
     return Observed(
         g.state,
         pending_ask=g.state == "blocked" and g.ask_id is not None,
@@ -277,12 +275,12 @@ def observe(sup: Supervisor, g: GenerationRecord, has_transcript: bool) -> Obser
     )
 
 
-async def poke_holder(sup: Supervisor, recipient_id: str) -> None:
+async def poke_holder(sup: HasPorts, recipient_id: str) -> None:
     """From a worker: nudge the runtime holding the recipient's tree (the lead). When
     nobody holds it the message waits in the store for the lead's next drain."""
-    record = sup.rt.store.get_session(recipient_id)
+    record = sup.ports.store().get_session(recipient_id)
     if record is None:
         return
-    holder = sup.rt.store.lease_of(record.root_id or record.id)
+    holder = sup.ports.store().lease_of(record.root_id or record.id)
     if holder is not None:
         await poke(holder.token)

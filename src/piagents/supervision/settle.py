@@ -11,27 +11,48 @@ later than the commit, or never.)
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import Protocol
 
 from piagents.harness.events import LoopEvent, RunEnded
-
-if TYPE_CHECKING:
-    from piagents.agent import Agent
-    from piagents.runtime import Runtime
+from piagents.store.base import Store
+from piagents.supervision.ports import AgentHandle
 
 
-def running_generations(rt: Runtime, lead: Agent) -> int:
+class Announcing(Protocol):
+    """What settling uses of the coordinator: its change listeners and its drain."""
+
+    @property
+    def listeners(self) -> list[Callable[[], None]]: ...
+
+    def drain(self) -> None: ...
+
+
+class Settling(Protocol):
+    """What settling uses of the runtime that runs the lead."""
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def agents(self) -> Mapping[str, AgentHandle]: ...
+
+    @property
+    def coordinator(self) -> Announcing: ...
+
+
+def running_generations(rt: Settling, lead: AgentHandle) -> int:
     """The lead's generations still running (lost or unknown ones never report back)."""
     return sum(1 for g in rt.store.generations(root_id=lead.id, live=True) if g.live)
 
 
-def undelivered(rt: Runtime, lead: Agent) -> bool:
+def undelivered(rt: Settling, lead: AgentHandle) -> bool:
     """Messages wait in the store for the lead or an agent of its tree loaded here."""
     ids = [a.id for a in list(rt.agents.values()) if (a.session.record.root_id or a.id) == lead.id]
     return bool(rt.store.inputs(recipient_ids=ids, delivered=False))
 
 
-async def settled_answer(rt: Runtime, lead: Agent, answer: str) -> str:
+async def settled_answer(rt: Settling, lead: AgentHandle, answer: str) -> str:
     """The lead's last answer once it is idle, with no generation running and nothing
     waiting in the store for it."""
     changed = asyncio.Event()

@@ -8,12 +8,14 @@ structured error object.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from piagents.ai.arguments import ArgumentProblem
 from piagents.harness.tools.base import ToolContext, ToolResult
 from piagents.supervision import controls, texts
 from piagents.supervision.errors import SupervisionError, invalid_request, render_error
+from piagents.supervision.host import Supervising
+from piagents.supervision.ports import AgentHandle
 from piagents.supervision.requests import (
     ACTIONS,
     ASK_OWNER,
@@ -34,9 +36,6 @@ from piagents.supervision.requests import (
     parse_request,
 )
 
-if TYPE_CHECKING:
-    from piagents.agent import Agent
-    from piagents.supervision.supervisor import Supervisor
 
 
 def _failed(error: SupervisionError) -> ToolResult:
@@ -67,7 +66,7 @@ class SupervisionTool:
     prompt_guidelines: Sequence[str] = texts.PROMPT_GUIDELINES
     validates_arguments = True  # errors are structured: see `requests`
 
-    def __init__(self, supervisor: Supervisor, caller: Agent) -> None:
+    def __init__(self, supervisor: Supervising, caller: AgentHandle) -> None:
         self.supervisor = supervisor
         self.caller = caller
         self.parameters: dict[str, Any] = parameters()
@@ -112,7 +111,7 @@ class AskOwnerTool:
     prompt_guidelines: Sequence[str] = texts.ASK_OWNER_PROMPT_GUIDELINES
     validates_arguments = True
 
-    def __init__(self, supervisor: Supervisor, agent: Agent) -> None:
+    def __init__(self, supervisor: Supervising, agent: AgentHandle) -> None:
         self.supervisor = supervisor
         self.agent = agent
         self.parameters: dict[str, Any] = ask_owner_parameters()

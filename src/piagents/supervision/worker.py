@@ -14,29 +14,26 @@ reply, close) arrive through the same inbox.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import json
 import logging
 import os
-import signal
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
 from piagents.ai.messages import AssistantMessage, ToolResultMessage, now_ms
-from piagents.config import SettingsError, default_home
 from piagents.harness.events import AssistantDelta, LoopEvent, MessageCommitted, ToolStarted
 from piagents.harness.tools.foreground import foreground
 from piagents.store.records import GenerationRecord, InputRecord
+from piagents.harness.session import Session
+from piagents.store.base import SessionInUse
 from piagents.supervision import controls, placement, remote
+from piagents.supervision.host import Supervising
+from piagents.supervision.ports import AgentHandle
 
-if TYPE_CHECKING:
-    from piagents.agent import Agent
-    from piagents.runtime import Runtime
 
 log = logging.getLogger("piagents.worker")
 
@@ -47,10 +44,11 @@ SAFETY_DRAIN_S = 1.0  # look in the inbox even when no poke came
 class WorkerLink:
     """The worker's side: its one generation, the lead's controls, its evidence."""
 
-    def __init__(self, runtime: Runtime, generation_id: str) -> None:
-        self.rt = runtime
+    def __init__(self, supervisor: Supervising, generation_id: str) -> None:
+        self.sup = supervisor
+        self.ports = supervisor.ports
         self.generation_id = generation_id
-        self.agent: Agent | None = None
+        self.agent: AgentHandle | None = None
         self.wake = asyncio.Event()
         self.stopping = False  # a signal: end as the runtime closing does (`aborted`)
         self._last_evidence: Any = None
@@ -59,15 +57,13 @@ class WorkerLink:
     # ---- startup --------------------------------------------------------------------
 
     async def run(self) -> int:
-        rt, store = self.rt, self.rt.store
+        store = self.ports.store()
         g = store.get_generation(self.generation_id)
         if g is None or g.outcome is not None:
             log.error("generation %s is not waiting for a worker", self.generation_id)
             return 1
-        holder = rt.holder
+        holder = self.ports.holder()
         assert holder is not None
-        from piagents.harness.session import Session
-        from piagents.store.base import SessionInUse
 
         try:
             store.acquire_lease(g.session_id, holder)
@@ -81,23 +77,23 @@ class WorkerLink:
                 store.release_lease(g.session_id, holder)
 
     async def _run(self, g: GenerationRecord, session: Any) -> int:
-        rt, sup = self.rt, self.rt.supervisor
-        holder = rt.holder
+        sup, ports = self.sup, self.ports
+        holder = ports.holder()
         assert holder is not None
-        roster = sup._roster_quietly(session.record.cwd)
+        roster = sup.roster_quietly(session.record.cwd)
         definition = roster.get(g.definition) if roster is not None else None
         if definition is None:
             self._fail(g, f"the definition {g.definition!r} is not available to the worker")
             return 1
         try:
-            agent = rt.load_managed(session)
+            agent = ports.load_managed(session)
         except Exception as exc:
             self._fail(g, f"the agent could not be loaded: {exc}")
             return 1
         self.agent = agent
         pane = os.environ.get("TMUX_PANE") if g.placement == "tmux" else None
         me = msgspec.structs.replace(
-            rt.store.get_generation(g.id) or g,
+            ports.store().get_generation(g.id) or g,
             pid=holder.pid,
             host=holder.host,
             started=holder.started,
@@ -105,16 +101,16 @@ class WorkerLink:
             pane=pane or f"process:{holder.pid}",
             updated=now_ms(),
         )
-        if not rt.store.update_generation(me, expect_state="starting"):
+        if not ports.store().update_generation(me, expect_state="starting"):
             log.error("generation %s was ended or taken before the worker started", g.id)
-            await rt.unload(agent)
+            await ports.unload(agent, None)
             return 1
-        sup.adopt(me, agent, definition)
+        sup.generations.adopt(me, agent, definition)
         agent.loop.listeners.append(self._echo)
         self._say(f"pi-agents worker: {me.label} ({me.definition}), session {me.session_id}\n")
         sup.listeners.append(self.wake.set)
         self._write_evidence()
-        rt.coordinator.drain()  # the assignment
+        ports.coordinator.drain()  # the assignment
         await self._serve()
         return 0
 
@@ -122,45 +118,45 @@ class WorkerLink:
         failed = msgspec.structs.replace(
             g, state="ended", outcome="failed", error=error, updated=now_ms(), ended=now_ms()
         )
-        self.rt.store.update_generation(failed, end=True)
+        self.ports.store().update_generation(failed, end=True)
         log.error("%s", error)
 
     async def _serve(self) -> None:
         """Until the generation ends and the agent is offline: keep the evidence fresh
         and look in the inbox now and then."""
-        sup, agent = self.rt.supervisor, self.agent
+        gens, agent = self.sup.generations, self.agent
         assert agent is not None
         loop = asyncio.get_running_loop()
         next_drain = loop.time() + SAFETY_DRAIN_S
-        while (self.generation_id in sup.live or agent.id in self.rt.agents) and not self.stopping:
+        while (self.generation_id in gens.live or agent.id in self.ports.agents) and not self.stopping:
             self.wake.clear()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(EVIDENCE_INTERVAL_S):
                     await self.wake.wait()
             self._write_evidence()
             await self._tell_state()
-            if loop.time() >= next_drain and self.generation_id in sup.live:
+            if loop.time() >= next_drain and self.generation_id in gens.live:
                 next_drain = loop.time() + SAFETY_DRAIN_S
-                self.rt.coordinator.drain()
+                self.ports.coordinator.drain()
             await asyncio.sleep(EVIDENCE_INTERVAL_S)  # throttle: at most 4 writes a second
 
     async def _tell_state(self) -> None:
         """Nudge the lead when the generation's recorded state changed or the agent
         committed entries, so its views (list, the status widget, a viewer of this
         agent) follow without polling."""
-        live = self.rt.supervisor.live.get(self.generation_id)
+        live = self.sup.generations.live.get(self.generation_id)
         if live is None or self.agent is None:
             return
         told = (live.gen.state, self.agent.session.leaf_id)
         if told == self._told:
             return
         self._told = told
-        await remote.poke_holder(self.rt.supervisor, live.gen.owner_id)
+        await remote.poke_holder(self.sup, live.gen.owner_id)
 
     # ---- evidence ---------------------------------------------------------------------
 
     def _write_evidence(self) -> None:
-        live = self.rt.supervisor.live.get(self.generation_id)
+        live = self.sup.generations.live.get(self.generation_id)
         if live is None or self.agent is None:
             return
         output, truncated = live.tail.snapshot()
@@ -175,7 +171,7 @@ class WorkerLink:
             return
         self._last_evidence = evidence
         with contextlib.suppress(OSError):
-            placement.write_inspect(self.rt.home, self.generation_id, evidence)
+            placement.write_inspect(self.ports.home, self.generation_id, evidence)
 
     def _echo(self, event: LoopEvent) -> None:
         """The agent's live output on stdout: the tmux pane the user watches, or the log."""
@@ -204,95 +200,40 @@ class WorkerLink:
 
     def on_control(self, stored: InputRecord) -> None:
         data = remote.read_control(stored)
-        if data.get("generation") != self.generation_id or self.rt._tg is None:
+        if data.get("generation") != self.generation_id:
             return
         op = data.get("op")
         if op == "reply":
             self._reply(str(data.get("ask") or ""), str(data.get("text") or ""))
         elif op == "interrupt":
-            self.rt.background(self._interrupt(str(data.get("input") or "")), "an interrupt")
+            self.ports.background(self._interrupt(str(data.get("input") or "")), "an interrupt")
         elif op == "close":
-            self.rt.background(self.close(), "closing the worker")
+            self.ports.background(self.close(), "closing the worker")
 
     def _reply(self, ask: str, text: str) -> None:
-        live = self.rt.supervisor.live.get(self.generation_id)
+        live = self.sup.generations.live.get(self.generation_id)
         if live is None or live.ask is None or live.gen.ask_id != ask:
             return
-        if not live.ask.done():
-            live.ask.set_result(text)
+        self.sup.generations.answer(live, text)
 
     async def _interrupt(self, input_id: str) -> None:
-        live = self.rt.supervisor.live.get(self.generation_id)
+        live = self.sup.generations.live.get(self.generation_id)
         if live is None or self.agent is None:
             return
-        live.interrupting = True
+        gens, ports = self.sup.generations, self.ports
         replacement: InputRecord | None = None
-        try:
-            await self.agent.loop.abort(self.rt.settings.agents.abort_timeout_ms / 1000)
-            recorded = self.rt.store.inputs(recipient_ids=[self.agent.id], delivered=True)
+        async with gens.interrupting(live):
+            await self.agent.loop.abort(ports.settings().agents.abort_timeout_ms / 1000)
+            recorded = ports.store().inputs(recipient_ids=[self.agent.id], delivered=True)
             replacement = next((i for i in recorded if i.id == input_id), None)
             if replacement is not None:
-                self.rt.coordinator.submit_stored(self.agent, replacement)
-        finally:
-            live.interrupting = False
+                ports.coordinator.submit_stored(self.agent, replacement)
         if replacement is None:  # nothing to continue with: the assignment ends as it is
-            self.rt.supervisor._check_settled(live)
+            gens.check_settled(live)
 
     async def close(self) -> None:
         """Close this generation: its own agents first, then it (`closed`)."""
-        live = self.rt.supervisor.live.get(self.generation_id)
+        live = self.sup.generations.live.get(self.generation_id)
         if live is not None:
-            await controls.close_generation(self.rt.supervisor, live.gen, [])
+            await controls.close_generation(self.sup, live.gen, [])
         self.wake.set()
-
-
-async def run_worker(home: Path, generation_id: str) -> int:
-    from piagents.runtime import Runtime
-
-    folder = placement.run_dir(home, generation_id)
-    folder.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(folder / placement.LOG_FILE)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
-    logging.getLogger("piagents").addHandler(handler)
-    try:
-        options = placement.read_options(home, generation_id)
-        runtime = Runtime(
-            home,
-            thinking=options.get("thinking"),
-            settings=options.get("settings"),
-            tools=options.get("tools"),
-            system_prompt=options.get("systemPrompt"),
-            append_system_prompt=options.get("appendSystemPrompt"),
-        )
-    except (placement.OptionsError, SettingsError, ValueError) as exc:
-        log.error("worker for generation %s cannot start: %s", generation_id, exc)
-        return 1
-    runtime.wake_in_process = False  # never load the lead here: its results wait in the store
-    async with runtime:
-        link = WorkerLink(runtime, generation_id)
-        runtime.supervisor.worker = link
-        loop = asyncio.get_running_loop()
-
-        def stop() -> None:
-            link.stopping = True
-            link.wake.set()
-
-        # Not from the lead (it sends `close`): the user closed the pane, or the system
-        # stops us. The generation ends `aborted` and the owner is told.
-        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, stop)
-        try:
-            return await link.run()
-        except Exception:
-            log.exception("worker for generation %s failed", generation_id)
-            return 1
-
-
-def main(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="pi-agents worker", description=__doc__)
-    p.add_argument("--generation", required=True)
-    p.add_argument("--home")
-    args = p.parse_args(argv)
-    home = Path(args.home).expanduser() if args.home else default_home()
-    return asyncio.run(run_worker(home, args.generation))

@@ -1,0 +1,110 @@
+"""What the supervision face needs of the runtime around it, as narrow ports.
+
+The runtime wires one `SupervisionPorts` (see `Runtime.__init__`); the supervisor
+and its modules use only these, never the runtime itself. A loaded Agent is seen
+through `AgentHandle`, and the coordinator through `Coordination`: one method per
+distinct call that delivers or announces something.
+
+This module imports no other module of the supervision face, so every one of them
+can depend on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from piagents.ai.models import ModelRef, ThinkingLevel
+from piagents.config import Settings
+from piagents.harness.loop import AgentLoop
+from piagents.harness.session import Session
+from piagents.harness.tools.base import Tool
+from piagents.store.base import LeaseHolder, Store
+from piagents.store.records import InputRecord, SessionRecord
+
+
+class AgentHandle(Protocol):
+    """What supervision uses of a loaded Agent: its session and its loop."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def cwd(self) -> str: ...
+
+    @property
+    def model(self) -> ModelRef: ...
+
+    @property
+    def session(self) -> Session: ...
+
+    @property
+    def loop(self) -> AgentLoop: ...
+
+
+class Coordination(Protocol):
+    """The coordinator operations supervision calls: each hands a message to an Agent,
+    takes what waits in the store, or announces a change."""
+
+    @property
+    def listeners(self) -> list[Callable[[], None]]: ...
+
+    def accept(
+        self,
+        sender: AgentHandle | None,
+        recipient: AgentHandle,
+        text: str,
+        delivery: str,
+        *,
+        has_result: bool | None = None,
+        plain: bool = False,
+    ) -> object:
+        """Record a message for an Agent loaded here and hand it to its loop."""
+
+    def submit_stored(self, recipient: AgentHandle, stored: InputRecord) -> object:
+        """Hand an input already recorded in the store to an Agent loaded here."""
+
+    def drain(self) -> None:
+        """Take the inputs waiting in the store for Agents loaded here."""
+
+    async def reach(self, recipient: SessionRecord) -> None:
+        """Tell whoever holds `recipient`'s tree (or wake it) that messages wait for it."""
+
+    def changed(self) -> None:
+        """Something may have changed state."""
+
+
+class ControlReceiver(Protocol):
+    """A worker process's side: it takes the lead's control messages."""
+
+    def on_control(self, stored: InputRecord) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SupervisionPorts:
+    """The runtime's collaborators for the supervision face, wired in one place."""
+
+    home: Path
+    settings: Callable[[], Settings]  # the current ones (a settings screen may replace them)
+    default_thinking: ThinkingLevel
+    store: Callable[[], Store]  # once the runtime is open
+    holder: Callable[[], LeaseHolder | None]  # this runtime's lease holder, once open
+    closing: Callable[[], bool]  # the runtime is taking its Agents offline
+    default_placement: Callable[[], str]  # where managed agents run when settings name none
+    agents: Mapping[str, AgentHandle]  # the Agents loaded here, by session id (read only)
+    coordinator: Coordination
+    background: Callable[[Coroutine[Any, Any, object], str], None]  # contained background work
+    load_managed: Callable[[Session], AgentHandle]
+    unload: Callable[[AgentHandle, float | None], Awaitable[None]]
+    context_window: Callable[[ModelRef], Awaitable[int]]
+    extension_tools: Callable[[], list[Tool]]
+    worker_options: Callable[[], dict[str, Any]]  # a worker process's options, as JSON
+
+
+class HasPorts(Protocol):
+    """Anything of the supervision face that carries the ports (the supervisor)."""
+
+    @property
+    def ports(self) -> SupervisionPorts: ...
