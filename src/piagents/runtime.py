@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import datetime
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from types import TracebackType
 from typing import Any, cast
@@ -115,7 +115,7 @@ class Runtime:
         self.default_placement = "inline"
         # All the supervision face sees of this runtime. It hands back only Agents this
         # runtime gave it, hence the casts to the Agent-typed coordinator and unload.
-        unload = cast(Callable[[AgentHandle, float | None], Awaitable[None]], self.unload)
+        unload = cast(Callable[[AgentHandle, float | None], Coroutine[Any, Any, None]], self.unload)
         ports = SupervisionPorts(
             home=self.home,
             settings=lambda: self.settings,

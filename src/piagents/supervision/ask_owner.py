@@ -50,7 +50,7 @@ async def ask_owner(
     future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     result = owner_message(gen.owner_id, gen.session_id, gen.root_id, notice)
     if not gens.begin_ask(live, gen, result, future):
-        return ToolResult("The assignment has ended; no question can be asked.", None, True)
+        return ToolResult(texts.ASK_OWNER_ENDED, None, True)
     try:
         answer = await future
     finally:

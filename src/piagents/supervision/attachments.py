@@ -38,10 +38,9 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from piagents.regular_file import FileTooLarge, NotARegularFile, read_regular_file
-from piagents.supervision import error_texts
+from piagents.supervision import error_texts, texts
 from piagents.supervision.errors import invalid_request
 
-_NOT_A_PATH = "is not a valid path (it holds a NUL byte)"
 ReferenceReason: TypeAlias = Literal["binary", "too_large"]
 
 
@@ -94,10 +93,10 @@ def resolve_attachments(
     seen: set[str] = set()
     budget = inline_limit_bytes
     if "\0" in os.fspath(cwd):
-        raise invalid_request(operation, f"`files`: the working directory {_NOT_A_PATH}.")
+        raise invalid_request(operation, error_texts.cwd_not_a_path())
     for given in files:
         if "\0" in given:
-            raise invalid_request(operation, f"`files`: {given!r} {_NOT_A_PATH}.")
+            raise invalid_request(operation, error_texts.file_not_a_path(given))
         path = os.path.realpath(os.path.join(os.fspath(cwd), given))
         if path in seen:
             continue
@@ -110,22 +109,19 @@ def resolve_attachments(
 
 
 def _read(given: str, path: str, budget: int, operation: str) -> Attachment:
-    where = "" if given == path else f" (resolved to {path})"
     try:
         # Opened without blocking (a FIFO cannot hang the call) and read only up to the
         # budget, whatever the file's size claims (a procfs file says 0 bytes).
         data = read_regular_file(path, max(budget, 0))
     except FileNotFoundError:
-        raise invalid_request(operation, f"`files`: {given} does not exist{where}.") from None
+        raise invalid_request(operation, error_texts.file_missing(given, path)) from None
     except FileTooLarge as exc:
         return FileReference(path, exc.size, "too_large")
     except NotARegularFile:
-        raise invalid_request(
-            operation, f"`files`: {given} is not a regular file{where}."
-        ) from None
+        raise invalid_request(operation, error_texts.file_not_regular(given, path)) from None
     except OSError as exc:
         raise invalid_request(
-            operation, f"`files`: {given} cannot be read{where}: {exc.strerror}."
+            operation, error_texts.file_cannot_be_read(given, path, exc.strerror)
         ) from None
     try:
         text = data.decode("utf-8")
@@ -137,7 +133,6 @@ def _read(given: str, path: str, budget: int, operation: str) -> Attachment:
 # ---- rendering and the payload limit (pure) -----------------------------------------------
 
 _BACKTICK_RUNS = re.compile(r"`+")
-_REASONS: dict[ReferenceReason, str] = {"binary": "binary", "too_large": "too large to embed"}
 
 
 def _fence(text: str) -> str:
@@ -148,7 +143,7 @@ def _fence(text: str) -> str:
 def _embedded_block(f: EmbeddedFile) -> str:
     fence = _fence(f.text)
     body = f.text if not f.text or f.text.endswith("\n") else f.text + "\n"
-    return f"Attached file: {f.path}\n{fence}\n{body}{fence}"
+    return texts.attached_file(f.path, fence, body)
 
 
 def render_attachments(attachments: Sequence[Attachment]) -> str:
@@ -156,8 +151,8 @@ def render_attachments(attachments: Sequence[Attachment]) -> str:
     blocks = [_embedded_block(a) for a in attachments if isinstance(a, EmbeddedFile)]
     references = [a for a in attachments if isinstance(a, FileReference)]
     if references:
-        lines = ["Attached by path, not embedded (read them from disk):"]
-        lines += [f"- {r.path} ({r.size} bytes, {_REASONS[r.reason]})" for r in references]
+        lines = [texts.ATTACHED_BY_PATH]
+        lines += [texts.attached_reference(r.path, r.size, r.reason) for r in references]
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 

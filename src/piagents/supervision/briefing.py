@@ -12,7 +12,6 @@ from piagents.supervision.host import Supervising
 from piagents.supervision.ports import AgentHandle
 from piagents.supervision.records import MANAGED
 
-
 MANAGED_BASH_TIMEOUT_S = 600.0  # bash calls of managed agents that give no timeout
 
 
@@ -49,13 +48,7 @@ def prompt_addition(sup: Supervising, agent: AgentHandle, roster: Roster | None)
     parts: list[str] = []
     if face == MANAGED:
         meta = record.meta.get(MANAGED, {})
-        parts.append(
-            f"You are the managed agent {meta.get('label')} (definition "
-            f"{meta.get('definition')}). Your final answer is your result: it is "
-            "delivered to your owner once, when your assignment ends, so make it "
-            "complete and self-contained. To ask your owner something you cannot "
-            "decide alone, call ask_owner (one question per assignment)."
-        )
+        parts.append(texts.managed_intro(meta.get("label"), meta.get("definition")))
     if roster is None:
         return "\n\n".join(parts)
     viewer: AgentDefinition | None = None
@@ -66,10 +59,7 @@ def prompt_addition(sup: Supervising, agent: AgentHandle, roster: Roster | None)
     elif face != "supervision":
         return ""
     lines = [texts.definition_line(texts.definition_line_record(d)) for d in roster.records(viewer)]
-    parts.append(
-        "Agent definitions you can delegate to (a snapshot; call list for the current "
-        "roster and agents):\n" + "\n".join(lines or ["(none)"])
-    )
+    parts.append(texts.roster_snapshot(lines))
     return "\n\n".join(parts)
 
 

@@ -29,8 +29,6 @@ from piagents.supervision.requests import (
 )
 from piagents.supervision.transcript import render_transcript, transcript_items
 
-
-
 # ---- which agent, and whether the action is allowed --------------------------------------
 
 
@@ -255,7 +253,9 @@ def inspect(sup: Supervising, caller: AgentHandle, req: InspectRequest) -> ToolR
 def transcript(sup: Supervising, caller: AgentHandle, req: TranscriptRequest) -> ToolResult:
     g = controlled(sup, caller, req.agent, "transcript")
     agent = sup.ports.agents.get(g.session_id)
-    entries = agent.session.entries if agent is not None else sup.ports.store().entries(g.session_id)
+    entries = (
+        agent.session.entries if agent is not None else sup.ports.store().entries(g.session_id)
+    )
     body, truncated = render_transcript(transcript_items(entries))
     text = texts.transcript_text(
         agent=g.label, session=g.session_id, transcript=body, truncated=truncated

@@ -25,6 +25,7 @@ from typing import Any, Literal, TypeAlias
 
 from piagents.ai.models import ThinkingLevel
 from piagents.atomic_file import write_atomically
+from piagents.supervision import error_texts
 from piagents.supervision.definition_file import (
     FIELDS,
     MAX_FILE_BYTES,
@@ -117,24 +118,18 @@ class Roster:
         if found is None and name in self.untrusted:
             hidden = self.untrusted[name]
             raise DefinitionRefused(
-                f"definition {name!r} comes from the project {self.project_dir} "
-                f"({hidden.path}), which is not trusted; definitions of an untrusted "
-                f"project are not used. The user can trust it with "
-                f"`pi-agents trust {self.project_dir}`."
+                error_texts.definition_untrusted(name, self.project_dir, hidden.path)
             )
-        choices = ", ".join(d.name for d in self.delegatable_by(delegator)) or "none"
+        choices = [d.name for d in self.delegatable_by(delegator)]
         if found is None:
-            raise DefinitionRefused(
-                f"no agent definition named {shown(name)}; available: {choices}"
-            )
+            raise DefinitionRefused(error_texts.definition_unknown(shown(name), choices))
         if not found.enabled:
-            raise DefinitionRefused(f"definition {name!r} is disabled; available: {choices}")
+            raise DefinitionRefused(error_texts.definition_disabled(name, choices))
         if delegator is not None and not delegator.is_delegating:
-            raise DefinitionRefused(f"definition {delegator.name!r} is a leaf and cannot delegate")
+            raise DefinitionRefused(error_texts.definition_is_leaf(delegator.name))
         if delegator is not None and found not in self.delegatable_by(delegator):
             raise DefinitionRefused(
-                f"definition {delegator.name!r} may not delegate to {name!r}; "
-                f"it may delegate to: {choices}"
+                error_texts.definition_not_delegatable(delegator.name, name, choices)
             )
         return found
 
@@ -245,7 +240,7 @@ def _bundled_sources(problems: list[DefinitionProblem]) -> list[_Source]:
     try:
         entries = sorted(folder.iterdir(), key=lambda e: e.name)
     except OSError as exc:
-        text = f"{folder}: cannot read the bundled definitions: {exc}"
+        text = error_texts.bundled_unreadable(folder, exc)
         problems.append(DefinitionProblem(str(folder), text, "error"))
         return []
     return [
@@ -259,7 +254,8 @@ def _dir_sources(folder: Path, problems: list[DefinitionProblem]) -> list[_Sourc
     if not folder.exists():
         return []
     if not folder.is_dir():
-        problems.append(DefinitionProblem(str(folder), f"{folder}: is not a directory", "error"))
+        text = error_texts.not_a_directory(folder)
+        problems.append(DefinitionProblem(str(folder), text, "error"))
         return []
     names: list[str] = []
     try:
@@ -268,11 +264,11 @@ def _dir_sources(folder: Path, problems: list[DefinitionProblem]) -> list[_Sourc
                 if entry.name.endswith(".md") and not entry.name.startswith("."):
                     names.append(entry.name)
                     if len(names) > MAX_FILES:
-                        text = f"{folder}: holds more than {MAX_FILES} definition files"
+                        text = error_texts.too_many_files(folder, MAX_FILES)
                         problems.append(DefinitionProblem(str(folder), text, "error"))
                         return []
     except OSError as exc:
-        text = f"{folder}: cannot read the directory: {exc.strerror or exc}"
+        text = error_texts.directory_unreadable(folder, exc.strerror or exc)
         problems.append(DefinitionProblem(str(folder), text, "error"))
         return []
     paths = [folder / name for name in sorted(names)]
@@ -310,24 +306,21 @@ def _load_layer(
         try:
             text = read()
             if len(text) > MAX_FILE_BYTES:  # a bundled file: read whole, but still bounded
-                raise DefinitionError([f"{path}: is larger than {MAX_FILE_BYTES >> 20} MiB"])
+                raise DefinitionError([error_texts.file_too_large(path, MAX_FILE_BYTES >> 20)])
             definition = _parsed(text, path, layer, with_body)
         except DefinitionError as exc:
             problems.extend(DefinitionProblem(path, p, "error") for p in exc.problems)
             continue
         except UnicodeDecodeError:
-            problems.append(DefinitionProblem(path, f"{path}: is not UTF-8 text", "error"))
+            problems.append(DefinitionProblem(path, error_texts.not_utf8(path), "error"))
             continue
         except OSError as exc:
-            text = f"{path}: cannot be read: {exc.strerror or exc}"
+            text = error_texts.file_unreadable(path, exc.strerror or exc)
             problems.append(DefinitionProblem(path, text, "error"))
             continue
         first = found.get(definition.name)
         if first is not None:
-            text = (
-                f"{path}: `name`: {definition.name!r} is also defined by {first.path} "
-                f"in the {layer} layer"
-            )
+            text = error_texts.defined_twice(path, definition.name, first.path, layer)
             problems.append(DefinitionProblem(path, text, "error"))
             continue
         found[definition.name] = definition
@@ -346,16 +339,16 @@ def _reference_problems(
         for target_name in definition.agents:
             target = effective.get(target_name)
             if target is None and target_name in untrusted:
-                why = f"is defined only by the untrusted project {project_dir}"
+                why = error_texts.untrusted_target(project_dir)
             elif target is None:
-                why = "is not defined in any layer"
+                why = error_texts.UNDEFINED_TARGET
             elif not target.enabled:
-                why = "is disabled"
+                why = error_texts.DISABLED_TARGET
             elif target.is_delegating:
-                why = "delegates itself; depth is fixed at lead → delegating agent → leaf"
+                why = error_texts.DELEGATING_TARGET
             else:
                 continue
-            text = f"{definition.path}: `agents`: {target_name!r} {why}"
+            text = error_texts.bad_target(definition.path, target_name, why)
             problems.append(DefinitionProblem(definition.path, text, "error"))
     return problems
 
@@ -375,10 +368,7 @@ def _unknown_tools(
         ):
             for name in names:
                 if name not in known:
-                    text = (
-                        f"{definition.path}: `{key}`: unknown tool {shown(name)}; "
-                        f"the tools are {offered}"
-                    )
+                    text = error_texts.unknown_tool(definition.path, key, shown(name), offered)
                     problems.append(DefinitionProblem(definition.path, text, "warning"))
     return problems
 
@@ -425,25 +415,20 @@ def write_global_override(
         try:
             text = edit_front_matter(target.read_text(encoding="utf-8"), str(target), updates)
         except OSError as exc:
-            raise DefinitionError([f"{target}: cannot be read: {exc.strerror or exc}"]) from exc
+            raise DefinitionError(
+                [error_texts.file_unreadable(target, exc.strerror or exc)]
+            ) from exc
     else:
         target = home / GLOBAL_AGENTS_DIR / f"{definition.name}.md"
         if target.exists():
-            raise DefinitionError(
-                [f"{target}: exists and does not define {definition.name!r}; not overwritten"]
-            )
+            raise DefinitionError([error_texts.not_overwritten(target, definition.name)])
         text = render_definition(definition, updates)
     written = parse_definition(text, path=str(target), layer="global")
     users = [] if roster is None or written.enabled else _delegating_to(roster, written.name)
     if users:
-        raise DefinitionError(
-            [
-                f"{target}: `enabled`: {written.name!r} cannot be disabled while "
-                f"{', '.join(users)} may delegate to it; disable those first"
-            ]
-        )
+        raise DefinitionError([error_texts.still_delegated_to(target, written.name, users)])
     if written.name != definition.name:
-        raise DefinitionError([f"{target}: `name`: the file now defines {written.name!r}"])
+        raise DefinitionError([error_texts.renamed_by_override(target, written.name)])
     write_atomically(target, text)
     return written
 

@@ -79,6 +79,7 @@ async def delegate(sup: Supervising, caller: AgentHandle, req: DelegateRequest) 
         timeout_ms=req.timeout_ms,
     )
 
+
 async def continue_(sup: Supervising, caller: AgentHandle, req: ContinueRequest) -> ToolResult:
     roster, mine = sup.controller(caller, "continue")
     record = _session_of(sup, req.session, "continue", "session")
@@ -135,6 +136,7 @@ async def continue_(sup: Supervising, caller: AgentHandle, req: ContinueRequest)
         timeout_ms=req.timeout_ms,
     )
 
+
 def _cwd(caller: AgentHandle, given: str | None) -> str:
     if given is None:
         return caller.cwd
@@ -145,9 +147,11 @@ def _cwd(caller: AgentHandle, given: str | None) -> str:
         raise invalid_request("delegate", error_texts.cwd_not_a_directory(given, path))
     return str(path)
 
+
 def _labels_in_use(sup: Supervising, caller: AgentHandle) -> set[str]:
     root = caller.session.record.root_id or caller.id
     return {g.label for g in sup.ports.store().generations(root_id=root, live=True)}
+
 
 def _check_label_free(sup: Supervising, caller: AgentHandle, label: str, operation: str) -> None:
     if label in _labels_in_use(sup, caller):
@@ -157,6 +161,7 @@ def _check_label_free(sup: Supervising, caller: AgentHandle, label: str, operati
             operation,
             next_action=error_texts.label_taken_next(operation),
         )
+
 
 def _session_of(sup: Supervising, given: str, operation: str, field_name: str) -> SessionRecord:
     """An exact saved session: its full ID, or its path as `list` shows it."""
@@ -174,6 +179,7 @@ def _session_of(sup: Supervising, given: str, operation: str, field_name: str) -
             next_action=error_texts.NEXT_COPY_SESSION,
         )
     return record
+
 
 def _fork_entries(sup: Supervising, session_id: str) -> list[Any]:
     from piagents.harness.context import context_entries
@@ -241,7 +247,10 @@ async def _start(
     sup.changed()
     return _started(sup, gen, kind, message)
 
-def _started(sup: Supervising, gen: GenerationRecord, kind: str, message: ComposedMessage) -> ToolResult:
+
+def _started(
+    sup: Supervising, gen: GenerationRecord, kind: str, message: ComposedMessage
+) -> ToolResult:
     text = (texts.delegated if kind == "delegate" else texts.continued)(
         agent=gen.label, definition=gen.definition, session=gen.session_id, request=gen.id
     )

@@ -48,6 +48,111 @@ def definitions_unusable(reason: object) -> str:
     return f"The agent definitions cannot be used: {reason}"
 
 
+# Why `delegate` or `continue` refuses a definition name (`Roster.resolve`).
+
+
+def definition_untrusted(name: str, project_dir: str | None, path: str) -> str:
+    return (
+        f"definition {name!r} comes from the project {project_dir} "
+        f"({path}), which is not trusted; definitions of an untrusted "
+        f"project are not used. The user can trust it with "
+        f"`pi-agents trust {project_dir}`."
+    )
+
+
+def _choices(names: list[str]) -> str:
+    return ", ".join(names) or "none"
+
+
+def definition_unknown(shown_name: str, choices: list[str]) -> str:
+    return f"no agent definition named {shown_name}; available: {_choices(choices)}"
+
+
+def definition_disabled(name: str, choices: list[str]) -> str:
+    return f"definition {name!r} is disabled; available: {_choices(choices)}"
+
+
+def definition_is_leaf(delegator: str) -> str:
+    return f"definition {delegator!r} is a leaf and cannot delegate"
+
+
+def definition_not_delegatable(delegator: str, name: str, choices: list[str]) -> str:
+    return (
+        f"definition {delegator!r} may not delegate to {name!r}; "
+        f"it may delegate to: {_choices(choices)}"
+    )
+
+
+# What discovery finds wrong with the definition files (each names its file).
+
+
+def bundled_unreadable(folder: object, exc: object) -> str:
+    return f"{folder}: cannot read the bundled definitions: {exc}"
+
+
+def not_a_directory(folder: object) -> str:
+    return f"{folder}: is not a directory"
+
+
+def too_many_files(folder: object, limit: int) -> str:
+    return f"{folder}: holds more than {limit} definition files"
+
+
+def directory_unreadable(folder: object, reason: object) -> str:
+    return f"{folder}: cannot read the directory: {reason}"
+
+
+def file_too_large(path: str, limit_mib: int) -> str:
+    return f"{path}: is larger than {limit_mib} MiB"
+
+
+def not_utf8(path: str) -> str:
+    return f"{path}: is not UTF-8 text"
+
+
+def file_unreadable(path: object, reason: object) -> str:
+    return f"{path}: cannot be read: {reason}"
+
+
+def defined_twice(path: str, name: str, first: str, layer: str) -> str:
+    return f"{path}: `name`: {name!r} is also defined by {first} in the {layer} layer"
+
+
+UNDEFINED_TARGET = "is not defined in any layer"
+DISABLED_TARGET = "is disabled"
+DELEGATING_TARGET = "delegates itself; depth is fixed at lead → delegating agent → leaf"
+
+
+def untrusted_target(project_dir: str | None) -> str:
+    return f"is defined only by the untrusted project {project_dir}"
+
+
+def bad_target(path: str, target: str, why: str) -> str:
+    return f"{path}: `agents`: {target!r} {why}"
+
+
+def unknown_tool(path: str, key: str, shown_name: str, offered: str) -> str:
+    return f"{path}: `{key}`: unknown tool {shown_name}; the tools are {offered}"
+
+
+# Why a global override is not written (`write_global_override`).
+
+
+def not_overwritten(target: object, name: str) -> str:
+    return f"{target}: exists and does not define {name!r}; not overwritten"
+
+
+def still_delegated_to(target: object, name: str, users: list[str]) -> str:
+    return (
+        f"{target}: `enabled`: {name!r} cannot be disabled while "
+        f"{', '.join(users)} may delegate to it; disable those first"
+    )
+
+
+def renamed_by_override(target: object, name: str) -> str:
+    return f"{target}: `name`: the file now defines {name!r}"
+
+
 # ---- delegate and continue ------------------------------------------------------------
 
 NEXT_DELEGATE_FRESH = "delegate a fresh agent and pass it the handoff and files"
@@ -124,6 +229,24 @@ def check_worker_log(log: object) -> str:
     return f"check the worker log in {log}, then try again"
 
 
+# Why a worker did not run its generation (the reason `worker_start_failed` gives).
+
+WORKER_TOO_SLOW = "it did not record itself in time"
+WORKER_EXITED_EARLY = "the worker exited before it recorded itself"
+
+
+def worker_could_not_run(reason: object) -> str:
+    return f"the worker could not run it: {reason}"
+
+
+def definition_unavailable(definition: str) -> str:
+    return f"the definition {definition!r} is not available to the worker"
+
+
+def agent_not_loaded(reason: object) -> str:
+    return f"the agent could not be loaded: {reason}"
+
+
 # ---- attachments ----------------------------------------------------------------------
 
 NEXT_SHORTEN = "shorten the message, or put long text in a file passed in `files`"
@@ -132,3 +255,40 @@ NEXT_SHORTEN = "shorten the message, or put long text in a file passed in `files
 def message_too_large(size: int, limit: int, *, with_references: bool) -> str:
     what = "with its file references " if with_references else ""
     return f"The message {what}is {size} bytes, over the mailbox payload limit of {limit} bytes."
+
+
+NOT_A_PATH = "is not a valid path (it holds a NUL byte)"
+
+
+def cwd_not_a_path() -> str:
+    return f"`files`: the working directory {NOT_A_PATH}."
+
+
+def file_not_a_path(given: str) -> str:
+    return f"`files`: {given!r} {NOT_A_PATH}."
+
+
+def _resolved(given: str, path: str) -> str:
+    return "" if given == path else f" (resolved to {path})"
+
+
+def file_missing(given: str, path: str) -> str:
+    return f"`files`: {given} does not exist{_resolved(given, path)}."
+
+
+def file_not_regular(given: str, path: str) -> str:
+    return f"`files`: {given} is not a regular file{_resolved(given, path)}."
+
+
+def file_cannot_be_read(given: str, path: str, reason: object) -> str:
+    return f"`files`: {given} cannot be read{_resolved(given, path)}: {reason}."
+
+
+# ---- arguments that are not plain JSON (the harness checks them first) ----------------
+
+
+def unusable_arguments(message: str, path: str | None) -> str:
+    """The harness's problem with the arguments, as an invalid_request message."""
+    if path is not None:
+        return f"Field `{path}`: {message}."
+    return f"{message[:1].upper() + message[1:]}."

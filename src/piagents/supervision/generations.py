@@ -82,7 +82,7 @@ class Generations:
         live = self.live.pop(gen.id, None)
         try:
             ended = msgspec.structs.replace(
-                gen, state="ended", outcome="failed", error="start failed", ended=now_ms()
+                gen, state="ended", outcome="failed", error=texts.START_FAILED, ended=now_ms()
             )
             self.ports.store().update_generation(ended, end=True)
             if live is not None:
@@ -125,7 +125,7 @@ class Generations:
         if isinstance(event, AssistantDelta) and event.kind == "text":
             live.tail.feed(event.text)
         elif isinstance(event, ToolStarted):
-            live.tail.feed(f"\n$ {event.call.name} {_compact(event.call.args)}\n")
+            live.tail.feed(texts.tail_tool_line(event.call.name, _compact(event.call.args)))
         elif isinstance(event, MessageCommitted):
             m = event.message
             if isinstance(m, ToolResultMessage):
@@ -180,9 +180,7 @@ class Generations:
         error = outcome.answer if status == "failed" else None
         self.end(live, status, "" if status == "failed" else outcome.answer, error)
 
-    def end(
-        self, live: LiveGeneration, status: str, answer: str, error: str | None
-    ) -> bool:
+    def end(self, live: LiveGeneration, status: str, answer: str, error: str | None) -> bool:
         """Record the outcome and the owner's result in one transaction, then deliver it
         and take the agent offline."""
         live.ending = True
@@ -314,7 +312,7 @@ class Generations:
             if live.ask is not None and not live.ask.done():
                 live.ask.cancel()
             answer = live.outcome.answer if live.outcome is not None else ""
-            self.end(live, "aborted", answer, "the runtime was closed before it finished")
+            self.end(live, "aborted", answer, texts.CLOSED_BEFORE_FINISHED)
 
 
 def owner_message(recipient_id: str, sender_id: str, root_id: str, text: str) -> InputRecord:

@@ -97,7 +97,7 @@ class SupervisionPorts:
     coordinator: Coordination
     background: Callable[[Coroutine[Any, Any, object], str], None]  # contained background work
     load_managed: Callable[[Session], AgentHandle]
-    unload: Callable[[AgentHandle, float | None], Awaitable[None]]
+    unload: Callable[[AgentHandle, float | None], Coroutine[Any, Any, None]]
     context_window: Callable[[ModelRef], Awaitable[int]]
     extension_tools: Callable[[], list[Tool]]
     worker_options: Callable[[], dict[str, Any]]  # a worker process's options, as JSON

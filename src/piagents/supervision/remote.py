@@ -18,11 +18,10 @@ import msgspec
 from piagents.agents.mailbox import poke
 from piagents.ai.messages import now_ms
 from piagents.store.records import GenerationRecord, InputRecord, SessionRecord, new_id
-from piagents.supervision import error_texts, placement
+from piagents.supervision import error_texts, placement, texts
 from piagents.supervision.errors import SupervisionError, invalid_request
 from piagents.supervision.ports import AgentHandle, HasPorts
 from piagents.supervision.records import Observed
-
 
 CONTROL = "control"  # InputRecord kind of a control message; its text is JSON
 DEFAULT_START_TIMEOUT_MS = 30_000
@@ -112,7 +111,9 @@ async def start(
         # Until the worker records itself (only it writes the generation meanwhile), the
         # lead's own process is its evidence: a lead killed now leaves it `lost`, and a
         # worker starting after that finds it no longer `starting` and exits.
-        spawned = await placement.spawn(sup.ports.home, g.id, g.placement, sup.ports.worker_options())
+        spawned = await placement.spawn(
+            sup.ports.home, g.id, g.placement, sup.ports.worker_options()
+        )
         timeout = (timeout_ms or DEFAULT_START_TIMEOUT_MS) / 1000
         return await _wait_started(sup, g, spawned, timeout)
     except (placement.PlacementError, OSError, TimeoutError, _WorkerExited) as exc:
@@ -134,7 +135,7 @@ class _WorkerExited(Exception):
 
 def _reason(exc: BaseException) -> str:
     if isinstance(exc, TimeoutError):
-        return "it did not record itself in time"
+        return error_texts.WORKER_TOO_SLOW
     return str(exc) or type(exc).__name__
 
 
@@ -147,9 +148,9 @@ async def _wait_started(
             if g is not None and g.token and g.token != recorded.token:
                 return g  # the worker's own record of itself
             if g is not None and g.outcome is not None:
-                raise _WorkerExited(f"the worker could not run it: {g.error or g.outcome}")
+                raise _WorkerExited(error_texts.worker_could_not_run(g.error or g.outcome))
             if spawned.exited():
-                raise _WorkerExited("the worker exited before it recorded itself")
+                raise _WorkerExited(error_texts.WORKER_EXITED_EARLY)
             await asyncio.sleep(_POLL_S)
 
 
@@ -166,7 +167,7 @@ def _roll_back(sup: HasPorts, g: GenerationRecord, spawned: placement.Spawned | 
             current,
             state="ended",
             outcome="failed",
-            error="start failed",
+            error=texts.START_FAILED,
             updated=now_ms(),
             ended=now_ms(),
         )

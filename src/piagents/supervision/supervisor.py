@@ -123,7 +123,9 @@ class Supervisor:
         gens = self.ports.store().generations(session_id=session_id, live=True)
         return gens[-1] if gens else None
 
-    def controller(self, caller: AgentHandle, operation: str) -> tuple[Roster, AgentDefinition | None]:
+    def controller(
+        self, caller: AgentHandle, operation: str
+    ) -> tuple[Roster, AgentDefinition | None]:
         """The roster and the caller's definition (None for the lead); refuses callers
         that may not supervise."""
         record = caller.session.record
@@ -152,7 +154,9 @@ class Supervisor:
 
     # ---- list ------------------------------------------------------------------------
 
-    def visible(self, caller: AgentHandle, definition: AgentDefinition | None) -> list[GenerationRecord]:
+    def visible(
+        self, caller: AgentHandle, definition: AgentDefinition | None
+    ) -> list[GenerationRecord]:
         record = caller.session.record
         if definition is None:
             gens = self.ports.store().generations(root_id=record.id, live=True)
@@ -168,7 +172,9 @@ class Supervisor:
                 return remote.observe(self, g, has_transcript)
             return Observed(g.state, has_transcript=has_transcript, last_activity=g.updated)
         agent = live.agent
-        children = [c for c in self.ports.store().generations(owner_id=agent.id, live=True) if c.live]
+        children = [
+            c for c in self.ports.store().generations(owner_id=agent.id, live=True) if c.live
+        ]
         loop = agent.loop
         if live.ending:
             state = "settling"
@@ -240,7 +246,6 @@ class Supervisor:
     def session_path(self, session_id: str) -> str:
         return f"{self.ports.store().location}#{session_id}"
 
-
     # ---- delegate, continue and ask_owner -------------------------------------------------
 
     async def delegate(self, caller: AgentHandle, req: DelegateRequest) -> ToolResult:
@@ -270,7 +275,6 @@ class Supervisor:
             payload_limit_bytes=settings.mailbox_payload_limit_bytes,
             operation=operation,
         )
-
 
     # ---- recovery, controls from the lead, shutdown ---------------------------------------
 
@@ -305,5 +309,3 @@ def project_dir(cwd: Path) -> Path:
             if (folder / marker).exists():
                 return folder
     return cwd
-
-

@@ -125,6 +125,28 @@ ASK_OWNER_ALREADY_ASKED = (
 
 ASK_OWNER_NO_OWNER = "ask_owner is only for managed agents: you have no owner to ask."
 
+ASK_OWNER_ENDED = "The assignment has ended; no question can be asked."
+
+
+# ---- what a managed agent and a controller are told when they start ----------------
+
+
+def managed_intro(label: object, definition: object) -> str:
+    return (
+        f"You are the managed agent {label} (definition "
+        f"{definition}). Your final answer is your result: it is "
+        "delivered to your owner once, when your assignment ends, so make it "
+        "complete and self-contained. To ask your owner something you cannot "
+        "decide alone, call ask_owner (one question per assignment)."
+    )
+
+
+def roster_snapshot(definition_lines: Sequence[str]) -> str:
+    return (
+        "Agent definitions you can delegate to (a snapshot; call list for the current "
+        "roster and agents):\n" + "\n".join(definition_lines or ["(none)"])
+    )
+
 
 # ---- what the runtime hands to these texts ------------------------------------------
 
@@ -134,6 +156,34 @@ RETIREMENT_NOTICE = (
     "is coherent, then end your turn with a handoff as your final answer: what is done, what "
     "is left, the files involved, and what a fresh agent needs to know to go on."
 )
+
+CLOSED_BEFORE_FINISHED = "the runtime was closed before it finished"  # an aborted end's error
+START_FAILED = "start failed"  # the error of a generation whose start was rolled back
+
+
+def tail_tool_line(name: str, args: str) -> str:
+    """A tool call as the recent output (`inspect`, a worker's pane) shows it."""
+    return f"\n$ {name} {args}\n"
+
+
+def worker_banner(agent: str, definition: str, session: str) -> str:
+    """A worker's first line of output (its tmux pane, or its log)."""
+    return f"pi-agents worker: {agent} ({definition}), session {session}\n"
+
+
+# Attached files, as appended to a message.
+
+ATTACHED_BY_PATH = "Attached by path, not embedded (read them from disk):"
+REFERENCE_REASONS: dict[str, str] = {"binary": "binary", "too_large": "too large to embed"}
+
+
+def attached_file(path: str, fence: str, body: str) -> str:
+    return f"Attached file: {path}\n{fence}\n{body}{fence}"
+
+
+def attached_reference(path: str, size: int, reason: str) -> str:
+    return f"- {path} ({size} bytes, {REFERENCE_REASONS[reason]})"
+
 
 Status: TypeAlias = Literal["completed", "failed", "aborted", "closed", "retired", "lost"]
 STATUSES: tuple[Status, ...] = ("completed", "failed", "aborted", "closed", "retired", "lost")

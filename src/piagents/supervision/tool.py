@@ -12,7 +12,7 @@ from typing import Any
 
 from piagents.ai.arguments import ArgumentProblem
 from piagents.harness.tools.base import ToolContext, ToolResult
-from piagents.supervision import controls, texts
+from piagents.supervision import controls, error_texts, texts
 from piagents.supervision.errors import SupervisionError, invalid_request, render_error
 from piagents.supervision.host import Supervising
 from piagents.supervision.ports import AgentHandle
@@ -37,17 +37,15 @@ from piagents.supervision.requests import (
 )
 
 
-
 def _failed(error: SupervisionError) -> ToolResult:
     return ToolResult(render_error(error), {"error": error.to_details()}, True)
 
 
 def _unusable(operation: str, problem: ArgumentProblem) -> ToolResult:
     """Arguments that are not plain JSON (the harness checks them first), as invalid_request."""
-    message = problem.message[:1].upper() + problem.message[1:]
-    if problem.path is not None:
-        message = f"Field `{problem.path}`: {problem.message}"
-    return _failed(invalid_request(operation, f"{message}."))
+    return _failed(
+        invalid_request(operation, error_texts.unusable_arguments(problem.message, problem.path))
+    )
 
 
 async def _guarded(run: Callable[[], Awaitable[ToolResult]]) -> ToolResult:

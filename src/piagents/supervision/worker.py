@@ -26,14 +26,13 @@ import msgspec
 
 from piagents.ai.messages import AssistantMessage, ToolResultMessage, now_ms
 from piagents.harness.events import AssistantDelta, LoopEvent, MessageCommitted, ToolStarted
-from piagents.harness.tools.foreground import foreground
-from piagents.store.records import GenerationRecord, InputRecord
 from piagents.harness.session import Session
+from piagents.harness.tools.foreground import foreground
 from piagents.store.base import SessionInUse
-from piagents.supervision import controls, placement, remote
+from piagents.store.records import GenerationRecord, InputRecord
+from piagents.supervision import controls, error_texts, placement, remote, texts
 from piagents.supervision.host import Supervising
 from piagents.supervision.ports import AgentHandle
-
 
 log = logging.getLogger("piagents.worker")
 
@@ -83,12 +82,12 @@ class WorkerLink:
         roster = sup.roster_quietly(session.record.cwd)
         definition = roster.get(g.definition) if roster is not None else None
         if definition is None:
-            self._fail(g, f"the definition {g.definition!r} is not available to the worker")
+            self._fail(g, error_texts.definition_unavailable(g.definition))
             return 1
         try:
             agent = ports.load_managed(session)
         except Exception as exc:
-            self._fail(g, f"the agent could not be loaded: {exc}")
+            self._fail(g, error_texts.agent_not_loaded(exc))
             return 1
         self.agent = agent
         pane = os.environ.get("TMUX_PANE") if g.placement == "tmux" else None
@@ -107,7 +106,7 @@ class WorkerLink:
             return 1
         sup.generations.adopt(me, agent, definition)
         agent.loop.listeners.append(self._echo)
-        self._say(f"pi-agents worker: {me.label} ({me.definition}), session {me.session_id}\n")
+        self._say(texts.worker_banner(me.label, me.definition, me.session_id))
         sup.listeners.append(self.wake.set)
         self._write_evidence()
         ports.coordinator.drain()  # the assignment
@@ -128,7 +127,9 @@ class WorkerLink:
         assert agent is not None
         loop = asyncio.get_running_loop()
         next_drain = loop.time() + SAFETY_DRAIN_S
-        while (self.generation_id in gens.live or agent.id in self.ports.agents) and not self.stopping:
+        while (
+            self.generation_id in gens.live or agent.id in self.ports.agents
+        ) and not self.stopping:
             self.wake.clear()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(EVIDENCE_INTERVAL_S):
@@ -179,7 +180,7 @@ class WorkerLink:
         if isinstance(event, AssistantDelta) and event.kind == "text":
             text = event.text
         elif isinstance(event, ToolStarted):
-            text = f"\n$ {event.call.name} {json.dumps(event.call.args)[:200]}\n"
+            text = texts.tail_tool_line(event.call.name, json.dumps(event.call.args)[:200])
         elif isinstance(event, MessageCommitted):
             self.wake.set()  # the lead hears of it at the next look (at most 4 a second)
             m = event.message

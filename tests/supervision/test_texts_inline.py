@@ -1,0 +1,136 @@
+"""The texts once built inline in the supervision face, held to the character as they were."""
+
+from __future__ import annotations
+
+from piagents.supervision import error_texts as t
+from piagents.supervision import texts
+
+
+def test_a_refused_definition_name_says_why_and_what_is_available() -> None:
+    assert t.definition_untrusted("w", "/p", "/p/.pi-agents/agents/w.md") == (
+        "definition 'w' comes from the project /p (/p/.pi-agents/agents/w.md), which is "
+        "not trusted; definitions of an untrusted project are not used. The user can "
+        "trust it with `pi-agents trust /p`."
+    )
+    assert t.definition_unknown("'x'", ["a", "b"]) == (
+        "no agent definition named 'x'; available: a, b"
+    )
+    assert t.definition_unknown("'x'", []) == "no agent definition named 'x'; available: none"
+    assert t.definition_disabled("w", ["a"]) == "definition 'w' is disabled; available: a"
+    assert t.definition_disabled("w", []) == "definition 'w' is disabled; available: none"
+    assert t.definition_is_leaf("d") == "definition 'd' is a leaf and cannot delegate"
+    assert t.definition_not_delegatable("d", "w", ["a", "b"]) == (
+        "definition 'd' may not delegate to 'w'; it may delegate to: a, b"
+    )
+
+
+def test_discovery_problems_name_their_file() -> None:
+    assert t.bundled_unreadable("/b", "boom") == "/b: cannot read the bundled definitions: boom"
+    assert t.not_a_directory("/d") == "/d: is not a directory"
+    assert t.too_many_files("/d", 256) == "/d: holds more than 256 definition files"
+    assert t.directory_unreadable("/d", "Permission denied") == (
+        "/d: cannot read the directory: Permission denied"
+    )
+    assert t.file_too_large("/d/w.md", 1) == "/d/w.md: is larger than 1 MiB"
+    assert t.not_utf8("/d/w.md") == "/d/w.md: is not UTF-8 text"
+    assert t.file_unreadable("/d/w.md", "Permission denied") == (
+        "/d/w.md: cannot be read: Permission denied"
+    )
+    assert t.defined_twice("/d/b.md", "w", "/d/a.md", "project") == (
+        "/d/b.md: `name`: 'w' is also defined by /d/a.md in the project layer"
+    )
+    assert t.UNDEFINED_TARGET == "is not defined in any layer"
+    assert t.DISABLED_TARGET == "is disabled"
+    assert t.DELEGATING_TARGET == (
+        "delegates itself; depth is fixed at lead → delegating agent → leaf"
+    )
+    assert t.untrusted_target("/p") == "is defined only by the untrusted project /p"
+    assert t.bad_target("/d/a.md", "w", "is disabled") == "/d/a.md: `agents`: 'w' is disabled"
+    assert t.unknown_tool("/d/a.md", "tools", "'bsh'", "bash, read") == (
+        "/d/a.md: `tools`: unknown tool 'bsh'; the tools are bash, read"
+    )
+
+
+def test_a_refused_override_names_the_file() -> None:
+    assert t.not_overwritten("/h/agents/w.md", "w") == (
+        "/h/agents/w.md: exists and does not define 'w'; not overwritten"
+    )
+    assert t.still_delegated_to("/h/agents/w.md", "w", ["a", "b"]) == (
+        "/h/agents/w.md: `enabled`: 'w' cannot be disabled while a, b may delegate to it; "
+        "disable those first"
+    )
+    assert t.renamed_by_override("/h/agents/w.md", "v") == (
+        "/h/agents/w.md: `name`: the file now defines 'v'"
+    )
+
+
+def test_unusable_files_are_named_with_where_they_resolved() -> None:
+    assert t.cwd_not_a_path() == (
+        "`files`: the working directory is not a valid path (it holds a NUL byte)."
+    )
+    assert t.file_not_a_path("a\0b") == (
+        "`files`: 'a\\x00b' is not a valid path (it holds a NUL byte)."
+    )
+    assert t.file_missing("a.txt", "a.txt") == "`files`: a.txt does not exist."
+    assert t.file_missing("a.txt", "/w/a.txt") == (
+        "`files`: a.txt does not exist (resolved to /w/a.txt)."
+    )
+    assert t.file_not_regular("d", "/w/d") == (
+        "`files`: d is not a regular file (resolved to /w/d)."
+    )
+    assert t.file_cannot_be_read("a", "a", "Permission denied") == (
+        "`files`: a cannot be read: Permission denied."
+    )
+
+
+def test_unusable_arguments_name_the_field_or_start_with_a_capital() -> None:
+    assert t.unusable_arguments("expected an object", None) == "Expected an object."
+    assert t.unusable_arguments("expected a string", "files[0]") == (
+        "Field `files[0]`: expected a string."
+    )
+
+
+def test_what_a_managed_agent_and_a_controller_are_told_at_start() -> None:
+    assert texts.managed_intro("w1", "worker") == (
+        "You are the managed agent w1 (definition worker). Your final answer is your "
+        "result: it is delivered to your owner once, when your assignment ends, so make it "
+        "complete and self-contained. To ask your owner something you cannot decide alone, "
+        "call ask_owner (one question per assignment)."
+    )
+    assert texts.roster_snapshot(["- a", "- b"]) == (
+        "Agent definitions you can delegate to (a snapshot; call list for the current "
+        "roster and agents):\n- a\n- b"
+    )
+    assert texts.roster_snapshot([]) == (
+        "Agent definitions you can delegate to (a snapshot; call list for the current "
+        "roster and agents):\n(none)"
+    )
+
+
+def test_notices_of_a_generation_and_its_worker() -> None:
+    assert texts.ASK_OWNER_ENDED == "The assignment has ended; no question can be asked."
+    assert texts.CLOSED_BEFORE_FINISHED == "the runtime was closed before it finished"
+    assert texts.START_FAILED == "start failed"
+    assert texts.tail_tool_line("bash", '{"command":"ls"}') == '\n$ bash {"command":"ls"}\n'
+    assert t.definition_unavailable("worker") == (
+        "the definition 'worker' is not available to the worker"
+    )
+    assert t.agent_not_loaded("boom") == "the agent could not be loaded: boom"
+    assert t.WORKER_TOO_SLOW == "it did not record itself in time"
+    assert t.WORKER_EXITED_EARLY == "the worker exited before it recorded itself"
+    assert t.worker_could_not_run("failed") == "the worker could not run it: failed"
+
+
+def test_attached_files_as_appended_to_a_message() -> None:
+    assert texts.attached_file("/w/a.txt", "```", "hi\n") == "Attached file: /w/a.txt\n```\nhi\n```"
+    assert texts.ATTACHED_BY_PATH == "Attached by path, not embedded (read them from disk):"
+    assert texts.attached_reference("/w/b.bin", 12, "binary") == "- /w/b.bin (12 bytes, binary)"
+    assert texts.attached_reference("/w/c", 9, "too_large") == (
+        "- /w/c (9 bytes, too large to embed)"
+    )
+
+
+def test_a_workers_first_line_names_its_agent_and_session() -> None:
+    assert texts.worker_banner("w1", "worker", "s1") == (
+        "pi-agents worker: w1 (worker), session s1\n"
+    )
