@@ -24,7 +24,7 @@ from piagents.supervision.host import Supervising
 from piagents.supervision.labels import automatic_label
 from piagents.supervision.placement import REMOTE
 from piagents.supervision.ports import AgentHandle
-from piagents.supervision.records import MANAGED, within_reach
+from piagents.supervision.records import MANAGED, Kind, within_reach
 from piagents.supervision.requests import ContinueRequest, DelegateRequest
 
 
@@ -197,7 +197,7 @@ async def _start(
     message: ComposedMessage,
     *,
     cwd: str,
-    kind: str,
+    kind: Kind,
     task: str,
     timeout_ms: int | None = None,
 ) -> ToolResult:
@@ -249,7 +249,7 @@ async def _start(
 
 
 def _started(
-    sup: Supervising, gen: GenerationRecord, kind: str, message: ComposedMessage
+    sup: Supervising, gen: GenerationRecord, kind: Kind, message: ComposedMessage
 ) -> ToolResult:
     text = (texts.delegated if kind == "delegate" else texts.continued)(
         agent=gen.label, definition=gen.definition, session=gen.session_id, request=gen.id

@@ -37,6 +37,7 @@ from piagents.supervision.definitions import AgentDefinition
 from piagents.supervision.live import LiveGeneration
 from piagents.supervision.ports import AgentHandle, ControlReceiver, SupervisionPorts
 from piagents.supervision.records import MANAGED
+from piagents.supervision.texts import State, Status
 
 log = logging.getLogger("piagents")
 
@@ -140,7 +141,7 @@ class Generations:
                 asyncio.get_running_loop().call_soon(self._settle, live, FIRST_RETRY_S)
         self.changed()
 
-    def set_state(self, live: LiveGeneration, state: str) -> None:
+    def set_state(self, live: LiveGeneration, state: State) -> None:
         if live.gen.state == state or live.ending:
             return
         changed = msgspec.structs.replace(live.gen, state=state, updated=now_ms())
@@ -174,13 +175,17 @@ class Generations:
         outcome = live.outcome
         if outcome is None:
             return
-        status = {"completed": "completed", "failed": "failed"}.get(outcome.status, "aborted")
+        status: Status = "aborted"  # a run that neither completed nor failed
+        if outcome.status == "completed":
+            status = "completed"
+        elif outcome.status == "failed":
+            status = "failed"
         if live.retiring and status == "completed":
             status = "retired"
         error = outcome.answer if status == "failed" else None
         self.end(live, status, "" if status == "failed" else outcome.answer, error)
 
-    def end(self, live: LiveGeneration, status: str, answer: str, error: str | None) -> bool:
+    def end(self, live: LiveGeneration, status: Status, answer: str, error: str | None) -> bool:
         """Record the outcome and the owner's result in one transaction, then deliver it
         and take the agent offline."""
         live.ending = True
@@ -199,7 +204,7 @@ class Generations:
             definition=gen.definition,
             session=gen.session_id,
             request=gen.id,
-            status=status,  # type: ignore[arg-type]
+            status=status,
             final_answer=answer,
             error=error,
         )

@@ -9,13 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from piagents.config import Placement
 from piagents.harness.tools.base import ToolResult
 from piagents.store.records import GenerationRecord, SessionRecord
 from piagents.supervision.attachments import ComposedMessage
 from piagents.supervision.definitions import AgentDefinition, Roster
 from piagents.supervision.generations import Generations
 from piagents.supervision.ports import AgentHandle, SupervisionPorts
-from piagents.supervision.records import Observed
+from piagents.supervision.records import Face, Observed
 from piagents.supervision.requests import AskOwnerRequest, ContinueRequest, DelegateRequest
 
 
@@ -32,9 +33,9 @@ class Supervising(Protocol):
     def listeners(self) -> list[Callable[[], None]]: ...
 
     @property
-    def placement(self) -> str: ...
+    def placement(self) -> Placement: ...
 
-    def face(self, record: SessionRecord) -> str: ...
+    def face(self, record: SessionRecord) -> Face: ...
 
     def controller(
         self, caller: AgentHandle, operation: str

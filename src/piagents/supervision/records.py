@@ -9,22 +9,32 @@ from __future__ import annotations
 import datetime
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final, Literal, TypeAlias, cast
 
 from piagents.store.records import GenerationRecord, SessionRecord
+from piagents.supervision.requests import Action
+from piagents.supervision.texts import State
 
-MANAGED = "managed"  # session meta key: {"definition", "label", "retired"?}
+# The session meta key of a managed agent, {"definition", "label", "retired"?}, and its face.
+MANAGED: Final = "managed"
 STALE_AFTER_MS = 10 * 60 * 1000  # advisory: no progress for ten minutes
 
 # The states a live record can be in (`ended` generations are not listed).
-STATES = ("starting", "working", "blocked", "settling", "unknown", "lost")
+STATES: tuple[State, ...] = ("starting", "working", "blocked", "settling", "unknown", "lost")
+Kind: TypeAlias = Literal["delegate", "continue"]  # how a generation was started
+Face: TypeAlias = Literal["agents", "supervision", "managed"]  # what an Agent's `agent` tool is
+
+
+def recorded_state(g: GenerationRecord) -> State:
+    """The recorded state of a generation that has not ended (the store keeps it as text)."""
+    return cast(State, g.state)
 
 
 @dataclass(frozen=True, slots=True)
 class Observed:
     """What the runtime knows of a generation right now."""
 
-    state: str  # one of STATES
+    state: State
     pending_ask: bool = False  # blocked on its ask_owner question
     waiting_on_children: bool = False  # blocked while its own agents work
     has_transcript: bool = False  # its session has persisted entries
@@ -32,7 +42,7 @@ class Observed:
     tokens: int | None = None  # context tokens in use
 
 
-def available_actions(observed: Observed, *, direct: bool) -> tuple[str, ...]:
+def available_actions(observed: Observed, *, direct: bool) -> tuple[Action, ...]:
     """The operations the controller may use on this record now (authoritative).
 
     Only the direct owner gets actions; `unknown` records get none; `lost`
@@ -41,12 +51,12 @@ def available_actions(observed: Observed, *, direct: bool) -> tuple[str, ...]:
     """
     if not direct or observed.state == "unknown":
         return ()
-    transcript = ("transcript",) if observed.has_transcript else ()
+    transcript: tuple[Action, ...] = ("transcript",) if observed.has_transcript else ()
     if observed.state == "lost":
         return ("close", *transcript)
     if observed.state == "settling":
         return ("inspect", *transcript)
-    actions = ["steer"]
+    actions: list[Action] = ["steer"]
     if observed.state == "working":
         actions.append("interrupt")
     if observed.pending_ask:

@@ -21,7 +21,7 @@ from piagents.store.records import GenerationRecord, InputRecord, SessionRecord,
 from piagents.supervision import error_texts, placement, texts
 from piagents.supervision.errors import SupervisionError, invalid_request
 from piagents.supervision.ports import AgentHandle, HasPorts
-from piagents.supervision.records import Observed
+from piagents.supervision.records import Observed, recorded_state
 
 CONTROL = "control"  # InputRecord kind of a control message; its text is JSON
 DEFAULT_START_TIMEOUT_MS = 30_000
@@ -268,7 +268,7 @@ def observe(sup: HasPorts, g: GenerationRecord, has_transcript: bool) -> Observe
     written = placement.last_evidence_ms(sup.ports.home, g.id)
     tokens = placement.read_inspect(sup.ports.home, g.id).get("tokens") if written else None
     return Observed(
-        g.state,
+        recorded_state(g),
         pending_ask=g.state == "blocked" and g.ask_id is not None,
         has_transcript=has_transcript,
         last_activity=max(g.updated, written or 0),

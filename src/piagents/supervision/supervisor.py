@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import cast
 
 from piagents.ai.messages import now_ms
+from piagents.config import Placement
 from piagents.harness.tools import BUILTIN_TOOL_NAMES
 from piagents.harness.tools.base import ToolResult
 from piagents.store.records import GenerationRecord, InputRecord, SessionRecord
@@ -38,12 +40,19 @@ from piagents.supervision.errors import SupervisionError
 from piagents.supervision.generations import Generations
 from piagents.supervision.live import LiveGeneration
 from piagents.supervision.ports import AgentHandle, ControlReceiver, SupervisionPorts
-from piagents.supervision.records import MANAGED, Observed, agent_record
+from piagents.supervision.records import (
+    MANAGED,
+    Face,
+    Observed,
+    agent_record,
+    recorded_state,
+)
 from piagents.supervision.requests import (
     AskOwnerRequest,
     ContinueRequest,
     DelegateRequest,
 )
+from piagents.supervision.texts import State
 from piagents.supervision.trust import TrustError, is_trusted
 
 
@@ -69,22 +78,23 @@ class Supervisor:
 
     # ---- faces, controllers and definitions ---------------------------------------
 
-    def face(self, record: SessionRecord) -> str:
+    def face(self, record: SessionRecord) -> Face:
         """`agents`, `supervision` (a lead), or `managed` (made from a definition)."""
         if MANAGED in record.meta:
             return MANAGED
         api = record.meta.get("agentApi")
-        if api in ("agents", "supervision"):
-            return str(api)
+        if api == "agents" or api == "supervision":
+            return "agents" if api == "agents" else "supervision"
         return self.ports.settings().agents.agent_api
 
     @property
-    def placement(self) -> str:
+    def placement(self) -> Placement:
         """Where new managed agents run: `process`, `tmux` or `inline`. A worker runs its
         own agents inline, in its process."""
         if self.worker is not None:
             return "inline"
-        return self.ports.settings().agents.spawn_placement or self.ports.default_placement()
+        where = self.ports.settings().agents.spawn_placement or self.ports.default_placement()
+        return cast(Placement, where)  # the runtime's default is one of them too
 
     def roster(self, cwd: str, operation: str) -> Roster:
         project = project_dir(Path(cwd))
@@ -170,12 +180,15 @@ class Supervisor:
         if live is None:
             if remote.is_remote(g):
                 return remote.observe(self, g, has_transcript)
-            return Observed(g.state, has_transcript=has_transcript, last_activity=g.updated)
+            return Observed(
+                recorded_state(g), has_transcript=has_transcript, last_activity=g.updated
+            )
         agent = live.agent
         children = [
             c for c in self.ports.store().generations(owner_id=agent.id, live=True) if c.live
         ]
         loop = agent.loop
+        state: State
         if live.ending:
             state = "settling"
         elif live.ask is not None:

@@ -185,6 +185,8 @@ def attached_reference(path: str, size: int, reason: str) -> str:
     return f"- {path} ({size} bytes, {REFERENCE_REASONS[reason]})"
 
 
+# The states of a live generation, as `list` shows them (`ended` ones are not listed).
+State: TypeAlias = Literal["starting", "working", "blocked", "settling", "unknown", "lost"]
 Status: TypeAlias = Literal["completed", "failed", "aborted", "closed", "retired", "lost"]
 STATUSES: tuple[Status, ...] = ("completed", "failed", "aborted", "closed", "retired", "lost")
 
@@ -206,7 +208,7 @@ class AgentLine:
     """A managed agent record as `list` shows it."""
 
     agent: str
-    state: str
+    state: State
     available_actions: tuple[str, ...]
     definition: str
     session: str
