@@ -134,3 +134,50 @@ def test_a_workers_first_line_names_its_agent_and_session() -> None:
     assert texts.worker_banner("w1", "worker", "s1") == (
         "pi-agents worker: w1 (worker), session s1\n"
     )
+
+
+def test_a_definition_files_problems_name_the_file_and_the_field() -> None:
+    assert t.problems_listed(("a.md: x", "b.md: y")) == (
+        "2 problems in agent definitions:\n  - a.md: x\n  - b.md: y"
+    )
+    assert t.field_problem("a.md", "name", t.NAME_MISSING) == (
+        "a.md: `name`: missing; every definition needs a name"
+    )
+    assert t.GIVEN_TWICE == "given more than once"
+    assert t.EXPECTED_MODEL == "expected provider/modelId"
+    assert t.unknown_field(("name", "model")) == "unknown field; the fields are name, model"
+    assert t.expected_type(False, "int") == "expected a string, got int"
+    assert t.expected_type(True, "str") == "expected true or false, got str"
+    assert t.name_mismatch("'A'", "^[a-z]+$") == "'A' must match ^[a-z]+$"
+    assert t.delegates_to_itself("'w'") == "'w' cannot delegate to itself"
+    assert t.bad_prompt_mode("'x'") == "expected append or replace, got 'x'"
+    assert t.expected_model("int") == "expected provider/modelId, got int"
+    assert t.bad_thinking(("off", "low"), "'max'") == "expected one of off, low or false, got 'max'"
+    assert t.expected_list("str") == "expected a list such as [a, b], got str"
+    assert t.invalid_name("'A'", "^[a-z]+$") == "'A' is not a valid name (must match ^[a-z]+$)"
+    assert t.listed_twice("'w'") == "'w' is listed twice"
+    assert t.a_value_of("str", 300) == "a str of 300 characters"
+    assert t.a_value("dict") == "a dict"
+
+
+def test_a_definition_file_that_cannot_be_read_or_split_is_named() -> None:
+    assert t.definition_too_large("a.md", 1) == (
+        "a.md: is larger than 1 MiB; a definition is a short file"
+    )
+    assert t.not_a_regular_file("a.md") == "a.md: is not a regular file"
+    assert t.no_front_matter("a.md") == (
+        "a.md: no front matter; a definition begins with a `---` line, YAML, and `---`"
+    )
+    assert t.front_matter_too_large("a.md", 64) == "a.md: the front matter is larger than 64 KiB"
+    assert t.front_matter_unclosed("a.md") == (
+        "a.md: the front matter opened on line 1 is never closed by `---`"
+    )
+    assert t.nested_too_deep(32) == "nested deeper than 32 levels"
+    assert t.expands_too_far(1000) == (
+        "expands to more than 1000 values (each alias counts its anchor's)"
+    )
+    assert t.invalid_yaml("a.md", 3, "bad") == "a.md: front matter is not valid YAML (line 3): bad"
+    assert t.invalid_yaml("a.md", None, "bad") == "a.md: front matter is not valid YAML: bad"
+    assert t.number_too_long("a.md") == "a.md: front matter holds a number too long to read"
+    assert t.front_matter_not_a_mapping("a.md") == "a.md: front matter must be a mapping of fields"
+    assert t.field_names_not_plain("a.md") == ("a.md: front matter field names must be plain words")

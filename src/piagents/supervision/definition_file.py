@@ -32,6 +32,7 @@ from yaml.composer import ComposerError
 
 from piagents.ai.models import THINKING_LEVELS, ModelRef, ThinkingLevel
 from piagents.regular_file import FileTooLarge, NotARegularFile, read_regular_file
+from piagents.supervision import error_texts
 
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 """A definition name: a lower-case letter, then up to 31 of `a-z 0-9 _ -`."""
@@ -68,8 +69,7 @@ class DefinitionError(ValueError):
         if len(self.problems) == 1:
             message = self.problems[0]
         else:
-            listed = "\n".join(f"  - {p}" for p in self.problems)
-            message = f"{len(self.problems)} problems in agent definitions:\n{listed}"
+            message = error_texts.problems_listed(self.problems)
         super().__init__(message)
 
 
@@ -125,18 +125,18 @@ def parse_definition(
     problems: list[str] = []
 
     def bad(key: str, what: str) -> None:
-        problems.append(f"{path}: `{key}`: {what}")
+        problems.append(error_texts.field_problem(path, key, what))
 
     for key in data:
         if key not in FIELDS:
-            bad(_field_name(key), f"unknown field; the fields are {', '.join(FIELDS)}")
+            bad(_field_name(key), error_texts.unknown_field(FIELDS))
     name = data.get("name")
     if "name" not in data:
-        bad("name", "missing; every definition needs a name")
+        bad("name", error_texts.NAME_MISSING)
     elif not isinstance(name, str):
-        bad("name", f"expected a string, got {_kind(name)}")
+        bad("name", error_texts.expected_type(False, _kind(name)))
     elif not NAME_PATTERN.match(name):
-        bad("name", f"{shown(name)} must match {NAME_PATTERN.pattern}")
+        bad("name", error_texts.name_mismatch(shown(name), NAME_PATTERN.pattern))
     description = _typed(data, "description", str, "", bad)
     enabled = _typed(data, "enabled", bool, True, bad)
     no_tools = _typed(data, "noTools", bool, False, bad)
@@ -146,13 +146,13 @@ def parse_definition(
     exclude_tools = _names(data, "excludeTools", _TOOL_NAME, bad) if "excludeTools" in data else ()
     agents = _names(data, "agents", NAME_PATTERN, bad) if "agents" in data else ()
     if isinstance(name, str) and name in agents:
-        bad("agents", f"{shown(name)} cannot delegate to itself")
+        bad("agents", error_texts.delegates_to_itself(shown(name)))
     mode: SystemPromptMode = "append"
     raw_mode = data.get("systemPromptMode", "append")
     if raw_mode == "replace":
         mode = "replace"
     elif raw_mode != "append":
-        bad("systemPromptMode", f"expected append or replace, got {shown(raw_mode)}")
+        bad("systemPromptMode", error_texts.bad_prompt_mode(shown(raw_mode)))
     if problems or not isinstance(name, str):
         raise DefinitionError(problems)
     return AgentDefinition(
@@ -179,34 +179,31 @@ def read_definition_text(path: str | os.PathLike[str]) -> str:
     try:
         data = read_regular_file(path, MAX_FILE_BYTES)
     except FileTooLarge:
-        problem = f"is larger than {MAX_FILE_BYTES >> 20} MiB; a definition is a short file"
-        raise DefinitionError([f"{where}: {problem}"]) from None
+        problem = error_texts.definition_too_large(where, MAX_FILE_BYTES >> 20)
+        raise DefinitionError([problem]) from None
     except NotARegularFile:
-        raise DefinitionError([f"{where}: is not a regular file"]) from None
+        raise DefinitionError([error_texts.not_a_regular_file(where)]) from None
     except OSError as exc:
-        raise DefinitionError([f"{where}: cannot be read: {exc.strerror or exc}"]) from None
+        raise DefinitionError([error_texts.file_unreadable(where, exc.strerror or exc)]) from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise DefinitionError([f"{where}: is not UTF-8 text"]) from None
+        raise DefinitionError([error_texts.not_utf8(where)]) from None
 
 
 def split_front_matter(text: str, path: str) -> tuple[str, str]:
     """The front matter between the `---` lines, and the body after them."""
     lines = text.removeprefix("\ufeff").splitlines(keepends=True)
     if not lines or lines[0].rstrip() != "---":
-        raise DefinitionError(
-            [f"{path}: no front matter; a definition begins with a `---` line, YAML, and `---`"]
-        )
+        raise DefinitionError([error_texts.no_front_matter(path)])
     for i, line in enumerate(lines[1:], start=1):
         if line.rstrip() == "---":
             front = "".join(lines[1:i])
             if len(front.encode("utf-8", "surrogatepass")) > MAX_FRONT_MATTER_BYTES:
-                raise DefinitionError(
-                    [f"{path}: the front matter is larger than {MAX_FRONT_MATTER_BYTES >> 10} KiB"]
-                )
+                limit_kib = MAX_FRONT_MATTER_BYTES >> 10
+                raise DefinitionError([error_texts.front_matter_too_large(path, limit_kib)])
             return front, "".join(lines[i + 1 :])
-    raise DefinitionError([f"{path}: the front matter opened on line 1 is never closed by `---`"])
+    raise DefinitionError([error_texts.front_matter_unclosed(path)])
 
 
 class _BoundedLoader(yaml.SafeLoader):
@@ -225,7 +222,7 @@ class _BoundedLoader(yaml.SafeLoader):
         self._depth += 1
         try:
             if self._depth > MAX_DEPTH:
-                raise ComposerError(None, None, f"nested deeper than {MAX_DEPTH} levels", mark)
+                raise ComposerError(None, None, error_texts.nested_too_deep(MAX_DEPTH), mark)
             node = super().compose_node(parent, index)
         finally:
             self._depth -= 1
@@ -238,7 +235,7 @@ class _BoundedLoader(yaml.SafeLoader):
             children = [n for pair in node.value for n in pair]
         size = 1 + sum(self._sizes.get(id(child), 1) for child in children)
         if size > MAX_NODES:
-            problem = f"expands to more than {MAX_NODES} values (each alias counts its anchor's)"
+            problem = error_texts.expands_too_far(MAX_NODES)
             raise ComposerError(None, None, problem, mark)
         self._sizes[id(node)] = size
         return node
@@ -252,24 +249,25 @@ def load_front_matter(front: str, path: str) -> dict[Any, Any]:
         data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 2})" if mark is not None else ""
+        line = mark.line + 2 if mark is not None else None
         what = getattr(exc, "problem", None) or str(exc)
-        raise DefinitionError([f"{path}: front matter is not valid YAML{where}: {what}"]) from None
+        raise DefinitionError([error_texts.invalid_yaml(path, line, what)]) from None
     except ValueError:  # an integer of more digits than Python converts
-        raise DefinitionError([f"{path}: front matter holds a number too long to read"]) from None
+        raise DefinitionError([error_texts.number_too_long(path)]) from None
     finally:
         loader.dispose()
     if data is None:
-        raise DefinitionError([f"{path}: `name`: missing; every definition needs a name"])
+        raise DefinitionError([error_texts.field_problem(path, "name", error_texts.NAME_MISSING)])
     if not isinstance(data, dict) or not isinstance(node, yaml.MappingNode):
-        raise DefinitionError([f"{path}: front matter must be a mapping of fields"])
+        raise DefinitionError([error_texts.front_matter_not_a_mapping(path)])
     seen: set[str] = set()
     for key_node, _ in node.value:
         if not isinstance(key_node, yaml.ScalarNode):
-            raise DefinitionError([f"{path}: front matter field names must be plain words"])
+            raise DefinitionError([error_texts.field_names_not_plain(path)])
         key = str(key_node.value)
         if key in seen:
-            raise DefinitionError([f"{path}: `{_field_name(key)}`: given more than once"])
+            problem = error_texts.field_problem(path, _field_name(key), error_texts.GIVEN_TWICE)
+            raise DefinitionError([problem])
         seen.add(key)
     return data
 
@@ -280,8 +278,8 @@ def shown(value: object) -> str:
         text = repr(value)
         if len(text) <= _SHOWN_CHARS:
             return text
-        return f"a {_kind(value)} of {len(text)} characters"
-    return f"a {_kind(value)}"
+        return error_texts.a_value_of(_kind(value), len(text))
+    return error_texts.a_value(_kind(value))
 
 
 def _field_name(key: object) -> str:
@@ -301,7 +299,7 @@ def _typed(
     value = data[key]
     if isinstance(value, kind):
         return value
-    bad(key, f"expected {'true or false' if kind is bool else 'a string'}, got {_kind(value)}")
+    bad(key, error_texts.expected_type(kind is bool, _kind(value)))
     return default
 
 
@@ -309,12 +307,12 @@ def _model(value: object, bad: Callable[[str, str], None]) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        bad("model", f"expected provider/modelId, got {_kind(value)}")
+        bad("model", error_texts.expected_model(_kind(value)))
         return None
     try:
         ModelRef.parse(value)
     except ValueError as exc:
-        bad("model", str(exc) if len(value) <= _SHOWN_CHARS else "expected provider/modelId")
+        bad("model", str(exc) if len(value) <= _SHOWN_CHARS else error_texts.EXPECTED_MODEL)
         return None
     return value.strip()
 
@@ -327,7 +325,7 @@ def _thinking(value: object, bad: Callable[[str, str], None]) -> ThinkingLevel |
     for level in THINKING_LEVELS:
         if value == level and isinstance(value, str):
             return level
-    bad("thinking", f"expected one of {', '.join(THINKING_LEVELS)} or false, got {shown(value)}")
+    bad("thinking", error_texts.bad_thinking(THINKING_LEVELS, shown(value)))
     return None
 
 
@@ -336,14 +334,14 @@ def _names(
 ) -> tuple[str, ...]:
     value = data[key]
     if not isinstance(value, list):
-        bad(key, f"expected a list such as [a, b], got {_kind(value)}")
+        bad(key, error_texts.expected_list(_kind(value)))
         return ()
     names: list[str] = []
     for item in value:
         if not isinstance(item, str) or not pattern.match(item):
-            bad(key, f"{shown(item)} is not a valid name (must match {pattern.pattern})")
+            bad(key, error_texts.invalid_name(shown(item), pattern.pattern))
         elif item in names:
-            bad(key, f"{shown(item)} is listed twice")
+            bad(key, error_texts.listed_twice(shown(item)))
         else:
             names.append(item)
     return tuple(names)

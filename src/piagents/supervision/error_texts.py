@@ -292,3 +292,115 @@ def unusable_arguments(message: str, path: str | None) -> str:
     if path is not None:
         return f"Field `{path}`: {message}."
     return f"{message[:1].upper() + message[1:]}."
+
+
+# ---- a definition file's problems (`definition_file`), each naming the file ----------
+
+
+def problems_listed(problems: tuple[str, ...]) -> str:
+    listed = "\n".join(f"  - {p}" for p in problems)
+    return f"{len(problems)} problems in agent definitions:\n{listed}"
+
+
+def field_problem(path: str, key: str, what: str) -> str:
+    return f"{path}: `{key}`: {what}"
+
+
+NAME_MISSING = "missing; every definition needs a name"
+GIVEN_TWICE = "given more than once"
+EXPECTED_MODEL = "expected provider/modelId"
+
+
+def unknown_field(fields: tuple[str, ...]) -> str:
+    return f"unknown field; the fields are {', '.join(fields)}"
+
+
+def expected_type(boolean: bool, got: str) -> str:
+    return f"expected {'true or false' if boolean else 'a string'}, got {got}"
+
+
+def name_mismatch(shown_name: str, pattern: str) -> str:
+    return f"{shown_name} must match {pattern}"
+
+
+def delegates_to_itself(shown_name: str) -> str:
+    return f"{shown_name} cannot delegate to itself"
+
+
+def bad_prompt_mode(shown_value: str) -> str:
+    return f"expected append or replace, got {shown_value}"
+
+
+def expected_model(got: str) -> str:
+    return f"{EXPECTED_MODEL}, got {got}"
+
+
+def bad_thinking(levels: tuple[str, ...], shown_value: str) -> str:
+    return f"expected one of {', '.join(levels)} or false, got {shown_value}"
+
+
+def expected_list(got: str) -> str:
+    return f"expected a list such as [a, b], got {got}"
+
+
+def invalid_name(shown_item: str, pattern: str) -> str:
+    return f"{shown_item} is not a valid name (must match {pattern})"
+
+
+def listed_twice(shown_item: str) -> str:
+    return f"{shown_item} is listed twice"
+
+
+def definition_too_large(where: str, limit_mib: int) -> str:
+    return f"{where}: is larger than {limit_mib} MiB; a definition is a short file"
+
+
+def not_a_regular_file(where: str) -> str:
+    return f"{where}: is not a regular file"
+
+
+def no_front_matter(path: str) -> str:
+    return f"{path}: no front matter; a definition begins with a `---` line, YAML, and `---`"
+
+
+def front_matter_too_large(path: str, limit_kib: int) -> str:
+    return f"{path}: the front matter is larger than {limit_kib} KiB"
+
+
+def front_matter_unclosed(path: str) -> str:
+    return f"{path}: the front matter opened on line 1 is never closed by `---`"
+
+
+def nested_too_deep(limit: int) -> str:
+    return f"nested deeper than {limit} levels"
+
+
+def expands_too_far(limit: int) -> str:
+    return f"expands to more than {limit} values (each alias counts its anchor's)"
+
+
+def invalid_yaml(path: str, line: int | None, what: object) -> str:
+    where = f" (line {line})" if line is not None else ""
+    return f"{path}: front matter is not valid YAML{where}: {what}"
+
+
+def number_too_long(path: str) -> str:
+    return f"{path}: front matter holds a number too long to read"
+
+
+def front_matter_not_a_mapping(path: str) -> str:
+    return f"{path}: front matter must be a mapping of fields"
+
+
+def field_names_not_plain(path: str) -> str:
+    return f"{path}: front matter field names must be plain words"
+
+
+def a_value_of(kind: str, characters: int) -> str:
+    """A long value as a problem quotes it: by kind and length."""
+    return f"a {kind} of {characters} characters"
+
+
+def a_value(kind: str) -> str:
+    """A value that is not a scalar, as a problem quotes it: by kind."""
+    return f"a {kind}"
