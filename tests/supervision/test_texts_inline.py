@@ -181,3 +181,31 @@ def test_a_definition_file_that_cannot_be_read_or_split_is_named() -> None:
     assert t.number_too_long("a.md") == "a.md: front matter holds a number too long to read"
     assert t.front_matter_not_a_mapping("a.md") == "a.md: front matter must be a mapping of fields"
     assert t.field_names_not_plain("a.md") == ("a.md: front matter field names must be plain words")
+
+
+def test_a_calls_unusable_arguments_name_the_field_and_what_is_allowed() -> None:
+    assert t.not_an_object("array") == "The arguments must be a JSON object, got array."
+    assert t.action_required("list, delegate") == "`action` is required: one of list, delegate."
+    assert t.unknown_action('"run"', "list, delegate") == (
+        'Unknown action "run". Actions: list, delegate.'
+    )
+    assert t.fields_not_allowed(["`x`"], "list", ("action",)) == (
+        "Field `x` is not allowed for list. Allowed fields: action."
+    )
+    assert t.fields_not_allowed(["`x`", "`y`"], "close", ("action", "agent")) == (
+        "Fields `x`, `y` are not allowed for close. Allowed fields: action, agent."
+    )
+    assert t.fields_missing("delegate", ["definition", "task"]) == (
+        "delegate needs `definition`, `task`."
+    )
+    assert t.not_a_string("task", "number") == "`task` must be a string, got number."
+    assert t.empty_field("task") == "`task` must be non-empty."
+    assert t.files_not_an_array("string") == "`files` must be an array of paths, got string."
+    assert t.file_not_a_path_string(2) == "`files[2]` must be a non-empty path string."
+    assert t.timeout_out_of_range(1000, 3600000, "5") == (
+        "`timeoutMs` must be an integer from 1000 through 3600000, got 5."
+    )
+    assert t.invalid_label('"W"') == (
+        '`label` "W" must match ^[a-z][a-z0-9_-]{0,31}$: a lower-case letter, then up to 31 '
+        "lower-case letters, digits, `_` or `-`."
+    )

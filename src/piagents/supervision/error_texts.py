@@ -404,3 +404,57 @@ def a_value_of(kind: str, characters: int) -> str:
 def a_value(kind: str) -> str:
     """A value that is not a scalar, as a problem quotes it: by kind."""
     return f"a {kind}"
+
+
+# ---- a call's arguments (`requests`, `labels`) --------------------------------------
+
+
+def not_an_object(got: str) -> str:
+    return f"The arguments must be a JSON object, got {got}."
+
+
+def action_required(choices: str) -> str:
+    return f"`action` is required: one of {choices}."
+
+
+def unknown_action(shown_action: str, choices: str) -> str:
+    return f"Unknown action {shown_action}. Actions: {choices}."
+
+
+def fields_not_allowed(names: list[str], operation: str, allowed: tuple[str, ...]) -> str:
+    noun, verb = ("Field", "is") if len(names) == 1 else ("Fields", "are")
+    return (
+        f"{noun} {', '.join(names)} {verb} not allowed for {operation}. "
+        f"Allowed fields: {', '.join(allowed)}."
+    )
+
+
+def fields_missing(operation: str, missing: list[str]) -> str:
+    return f"{operation} needs {', '.join(f'`{k}`' for k in missing)}."
+
+
+def not_a_string(key: str, got: str) -> str:
+    return f"`{key}` must be a string, got {got}."
+
+
+def empty_field(key: str) -> str:
+    return f"`{key}` must be non-empty."
+
+
+def files_not_an_array(got: str) -> str:
+    return f"`files` must be an array of paths, got {got}."
+
+
+def file_not_a_path_string(index: int) -> str:
+    return f"`files[{index}]` must be a non-empty path string."
+
+
+def timeout_out_of_range(low: int, high: int, shown_value: str) -> str:
+    return f"`timeoutMs` must be an integer from {low} through {high}, got {shown_value}."
+
+
+def invalid_label(label_json: str) -> str:
+    return (
+        f"`label` {label_json} must match ^[a-z][a-z0-9_-]{{0,31}}$: "
+        "a lower-case letter, then up to 31 lower-case letters, digits, `_` or `-`."
+    )

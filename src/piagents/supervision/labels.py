@@ -12,6 +12,7 @@ import json
 import re
 from collections.abc import Collection
 
+from piagents.supervision import error_texts
 from piagents.supervision.errors import invalid_request
 
 LABEL_PATTERN = re.compile(r"[a-z][a-z0-9_-]{0,31}")
@@ -28,11 +29,7 @@ def is_valid_label(label: str) -> bool:
 def validate_label(label: str, operation: str = "delegate") -> str:
     """`label` itself when it is a valid label; otherwise an invalid_request error."""
     if not is_valid_label(label):
-        raise invalid_request(
-            operation,
-            f"`label` {json.dumps(label)} must match ^[a-z][a-z0-9_-]{{0,31}}$: "
-            "a lower-case letter, then up to 31 lower-case letters, digits, `_` or `-`.",
-        )
+        raise invalid_request(operation, error_texts.invalid_label(json.dumps(label)))
     return label
 
 

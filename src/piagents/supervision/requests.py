@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypeAlias
 
-from piagents.supervision import texts
+from piagents.supervision import error_texts, texts
 from piagents.supervision.errors import SupervisionError, invalid_request
 from piagents.supervision.labels import validate_label
 
@@ -168,9 +168,7 @@ class AskOwnerRequest:
 def parse_request(raw: object) -> AgentRequest:
     """The typed request of one `agent` call; an invalid call raises `SupervisionError`."""
     if not isinstance(raw, Mapping):
-        raise invalid_request(
-            TOOL_NAME, f"The arguments must be a JSON object, got {_json_type(raw)}."
-        )
+        raise invalid_request(TOOL_NAME, error_texts.not_an_object(_json_type(raw)))
     action = _action(raw)
     _check_fields(raw, ALLOWED_FIELDS[action], REQUIRED_FIELDS[action], action)
     read = _Reader(raw, action)
@@ -210,9 +208,7 @@ def parse_request(raw: object) -> AgentRequest:
 def parse_ask_owner(raw: object) -> AskOwnerRequest:
     """The typed request of one `ask_owner` call; an invalid call raises `SupervisionError`."""
     if not isinstance(raw, Mapping):
-        raise invalid_request(
-            ASK_OWNER, f"The arguments must be a JSON object, got {_json_type(raw)}."
-        )
+        raise invalid_request(ASK_OWNER, error_texts.not_an_object(_json_type(raw)))
     _check_fields(raw, ASK_OWNER_FIELDS, ("question",), ASK_OWNER)
     read = _Reader(raw, ASK_OWNER)
     return AskOwnerRequest(read.text("question"), read.files())
@@ -221,12 +217,12 @@ def parse_ask_owner(raw: object) -> AskOwnerRequest:
 def _action(raw: Mapping[Any, Any]) -> Action:
     choices = ", ".join(ACTIONS)
     if "action" not in raw:
-        raise invalid_request(TOOL_NAME, f"`action` is required: one of {choices}.")
+        raise invalid_request(TOOL_NAME, error_texts.action_required(choices))
     action = raw["action"]
     for known in ACTIONS:
         if isinstance(action, str) and action == known:
             return known
-    raise invalid_request(TOOL_NAME, f"Unknown action {_json_value(action)}. Actions: {choices}.")
+    raise invalid_request(TOOL_NAME, error_texts.unknown_action(_json_value(action), choices))
 
 
 def _check_fields(
@@ -234,19 +230,11 @@ def _check_fields(
 ) -> None:
     foreign = [k for k in raw if k not in allowed]
     if foreign:
-        names = ", ".join(f"`{k}`" if isinstance(k, str) else _json_value(k) for k in foreign)
-        verb = "is" if len(foreign) == 1 else "are"
-        noun = "Field" if len(foreign) == 1 else "Fields"
-        raise invalid_request(
-            operation,
-            f"{noun} {names} {verb} not allowed for {operation}. "
-            f"Allowed fields: {', '.join(allowed)}.",
-        )
+        names = [f"`{k}`" if isinstance(k, str) else _json_value(k) for k in foreign]
+        raise invalid_request(operation, error_texts.fields_not_allowed(names, operation, allowed))
     missing = [k for k in required if k not in raw]
     if missing:
-        raise invalid_request(
-            operation, f"{operation} needs {', '.join(f'`{k}`' for k in missing)}."
-        )
+        raise invalid_request(operation, error_texts.fields_missing(operation, missing))
 
 
 class _Reader:
@@ -263,9 +251,9 @@ class _Reader:
         """A required field: a string with something other than whitespace in it."""
         value = self.raw[key]
         if not isinstance(value, str):
-            raise self._fail(f"`{key}` must be a string, got {_json_type(value)}.")
+            raise self._fail(error_texts.not_a_string(key, _json_type(value)))
         if not value.strip():
-            raise self._fail(f"`{key}` must be non-empty.")
+            raise self._fail(error_texts.empty_field(key))
         return value
 
     def optional_text(self, key: str) -> str | None:
@@ -276,10 +264,10 @@ class _Reader:
             return ()
         value = self.raw["files"]
         if not isinstance(value, list | tuple):
-            raise self._fail(f"`files` must be an array of paths, got {_json_type(value)}.")
+            raise self._fail(error_texts.files_not_an_array(_json_type(value)))
         for i, path in enumerate(value):
             if not isinstance(path, str) or not path.strip():
-                raise self._fail(f"`files[{i}]` must be a non-empty path string.")
+                raise self._fail(error_texts.file_not_a_path_string(i))
         return tuple(value)
 
     def timeout_ms(self) -> int | None:
@@ -292,10 +280,9 @@ class _Reader:
             or not isinstance(value, int)
             or not TIMEOUT_MS_MIN <= value <= TIMEOUT_MS_MAX
         ):
-            raise self._fail(
-                f"`timeoutMs` must be an integer from {TIMEOUT_MS_MIN} through "
-                f"{TIMEOUT_MS_MAX}, got {_json_value(value)}."
-            )
+            shown_value = _json_value(value)
+            text = error_texts.timeout_out_of_range(TIMEOUT_MS_MIN, TIMEOUT_MS_MAX, shown_value)
+            raise self._fail(text)
         return value
 
 
