@@ -209,3 +209,11 @@ def test_a_calls_unusable_arguments_name_the_field_and_what_is_allowed() -> None
         '`label` "W" must match ^[a-z][a-z0-9_-]{0,31}$: a lower-case letter, then up to 31 '
         "lower-case letters, digits, `_` or `-`."
     )
+
+
+def test_tmux_failures_say_what_tmux_could_not_do() -> None:
+    assert t.TMUX_MISSING == "tmux is not installed (placement tmux)"
+    assert t.tmux_session_failed("pi-agents", "no server") == (
+        "tmux could not create session pi-agents: no server"
+    )
+    assert t.tmux_window_failed("no space") == "tmux could not open a window: no space"

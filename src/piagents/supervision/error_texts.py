@@ -247,6 +247,17 @@ def agent_not_loaded(reason: object) -> str:
     return f"the agent could not be loaded: {reason}"
 
 
+TMUX_MISSING = "tmux is not installed (placement tmux)"
+
+
+def tmux_session_failed(session: str, reason: str) -> str:
+    return f"tmux could not create session {session}: {reason}"
+
+
+def tmux_window_failed(reason: str) -> str:
+    return f"tmux could not open a window: {reason}"
+
+
 # ---- attachments ----------------------------------------------------------------------
 
 NEXT_SHORTEN = "shorten the message, or put long text in a file passed in `files`"

@@ -23,6 +23,7 @@ from piagents.atomic_file import write_atomically
 from piagents.store import lease
 from piagents.store.base import LeaseHolder
 from piagents.store.records import GenerationRecord
+from piagents.supervision import error_texts
 from piagents.supervision.output_tail import OutputTail
 
 TMUX_SESSION = "pi-agents"
@@ -125,9 +126,9 @@ async def _spawn_in_tmux(command: list[str], folder: Path) -> Spawned:
         if code != 0:
             code, _, err = await _tmux("new-session", "-d", "-s", TMUX_SESSION)
             if code != 0:
-                raise PlacementError(f"tmux could not create session {TMUX_SESSION}: {err}")
+                raise PlacementError(error_texts.tmux_session_failed(TMUX_SESSION, err))
     except FileNotFoundError as exc:
-        raise PlacementError("tmux is not installed (placement tmux)") from exc
+        raise PlacementError(error_texts.TMUX_MISSING) from exc
     env: list[str] = []
     for key, value in os.environ.items():
         if key not in _NOT_FOR_PANES:
@@ -146,7 +147,7 @@ async def _spawn_in_tmux(command: list[str], folder: Path) -> Spawned:
         "exec " + shell,
     )
     if code != 0:
-        raise PlacementError(f"tmux could not open a window: {err.strip()}")
+        raise PlacementError(error_texts.tmux_window_failed(err.strip()))
     pane, _, pid = out.strip().partition(" ")
     return Spawned(int(pid), pane)
 
