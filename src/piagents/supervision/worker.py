@@ -63,7 +63,6 @@ class WorkerLink:
             return 1
         holder = self.ports.holder()
         assert holder is not None
-
         try:
             store.acquire_lease(g.session_id, holder)
         except SessionInUse:
@@ -75,7 +74,7 @@ class WorkerLink:
             with contextlib.suppress(Exception):
                 store.release_lease(g.session_id, holder)
 
-    async def _run(self, g: GenerationRecord, session: Any) -> int:
+    async def _run(self, g: GenerationRecord, session: Session) -> int:
         sup, ports = self.sup, self.ports
         holder = ports.holder()
         assert holder is not None
