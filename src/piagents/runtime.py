@@ -15,7 +15,8 @@ from piagents.agent import Agent
 from piagents.agents import texts
 from piagents.agents.coordinator import AgentCallError, Coordinator
 from piagents.agents.mailbox import Mailbox
-from piagents.agents.operations import fork_entries
+from piagents.agents.operations import Operations, fork_entries
+from piagents.agents.ports import AgentsPorts, WakePolicy
 from piagents.agents.tool import AgentTool
 from piagents.agents.unrecorded import FIRST_RETRY_S, LAST_RETRY_S
 from piagents.ai.faux import FunctionModel
@@ -99,13 +100,32 @@ class Runtime:
         self._tg: asyncio.TaskGroup | None = None
         self.holder: LeaseHolder | None = None
         self.agents: dict[str, Agent] = {}
-        self.coordinator = Coordinator(self)
         self.closing = False
         # Roots woken by an input from another Agent; unloaded again once idle.
         self._background: set[str] = set()
         # An input to an offline root loads it here (the SDK), or in a background
         # `pi-agents serve` process (the command line).
-        self.wake_in_process = True
+        self._wake = WakePolicy(in_process=True)
+        # The composition of the Pi Agents side: what each part may use of this runtime.
+        ports = AgentsPorts(
+            store=lambda: self.store,
+            settings=lambda: self.settings,
+            agents=self.agents,
+            background=self.background,
+            closing=lambda: self.closing,
+            holder=lambda: self.holder,
+            loader=self,
+            wake=self._wake,
+            home=self.home,
+            on_control=lambda stored: self.supervisor.on_control(stored),
+        )
+        self.coordinator = Coordinator(ports)
+        self.operations = Operations(
+            self.coordinator,
+            ports,
+            providers=self.providers,
+            default_model=lambda: self.default_model,
+        )
         self.mailbox: Mailbox | None = None
         self._extensions: list[Tool] | None = None
         self.abandoned: list[str] = []  # Agents whose work did not stop when unloaded
@@ -113,6 +133,16 @@ class Runtime:
         # Where managed agents run when settings name no placement (the CLI: `process`).
         self.default_placement = "inline"
         self.supervisor = Supervisor(self)
+
+    @property
+    def wake_in_process(self) -> bool:
+        """Whether an input to an offline root loads it here (else a background
+        `pi-agents serve` process does)."""
+        return self._wake.in_process
+
+    @wake_in_process.setter
+    def wake_in_process(self, value: bool) -> None:
+        self._wake.in_process = value
 
     def worker_options(self) -> dict[str, Any]:
         """What a managed agent's worker process needs of this runtime's own options
@@ -349,7 +379,13 @@ class Runtime:
             ),
             agent_name=session.record.name,
         )
-        agent = Agent(self, session, loop)
+        agent = Agent(
+            session,
+            loop,
+            providers=self.providers,
+            settings=lambda: self.settings,
+            user=self.coordinator,
+        )
         tools = self.tools_for(agent)
         loop.tools = {t.name: t for t in tools}
         loop.system_prompt = self.system_prompt(session, tools)
@@ -460,7 +496,7 @@ class Runtime:
         face_tool: Tool = (
             SupervisionTool(self.supervisor, agent)
             if face == "supervision"
-            else AgentTool(self.coordinator, agent)
+            else AgentTool(self.operations, agent)
         )
         tools: list[Tool] = [*builtin_tools(), face_tool, *self._extension_tools()]
         if wanted is not None:

@@ -14,9 +14,12 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from piagents.agents import texts
+from piagents.agents.accepted import Accepted
 from piagents.agents.addressing import Candidate, resolve, short_ids
 from piagents.agents.directory import Directory
+from piagents.agents.errors import AgentCallError, error
 from piagents.agents.mailbox import poke, serve_offline_root
+from piagents.agents.ports import AgentsPorts
 from piagents.agents.texts import Shown
 from piagents.agents.tree import AgentMarks, Tree
 from piagents.agents.unrecorded import InputEnd, UnrecordedEnds
@@ -37,7 +40,8 @@ from piagents.store.records import InputRecord, SessionRecord, new_id
 
 if TYPE_CHECKING:
     from piagents.agent import Agent
-    from piagents.runtime import Runtime
+
+__all__ = ["ABORTED_RESULT", "STATES", "Accepted", "AgentCallError", "Coordinator", "error"]
 
 log = logging.getLogger("piagents")
 
@@ -45,26 +49,11 @@ ABORTED_RESULT = "The input was aborted."
 STATES = ("running", "waiting", "queued", "idle")
 
 
-class AgentCallError(Exception):
-    """An invalid `agent` call: its message is the error text the model reads."""
-
-
-@dataclass(frozen=True, slots=True)
-class Accepted:
-    record: InputRecord
-    queued: bool
-    future: asyncio.Future[RunOutcome] | None = None
-
-
-def error(text: str) -> ToolResult:
-    return ToolResult(text, None, True)
-
-
 class Coordinator:
     """One per runtime: the trees loaded here and the Agents in them."""
 
-    def __init__(self, runtime: Runtime) -> None:
-        self.rt = runtime
+    def __init__(self, ports: AgentsPorts) -> None:
+        self.ports = ports
         self.trees: dict[str, Tree] = {}
         self.marks: dict[str, AgentMarks] = {}
         self._directory: Directory | None = None
@@ -74,23 +63,23 @@ class Coordinator:
         # Ends of inputs the store refused (full, locked), retried until it takes them.
         self._unrecorded = UnrecordedEnds(
             self._record_end,
-            lambda retry: self.rt.background(retry, "recording the end of inputs"),
-            lambda: self.rt.closing,
+            lambda retry: ports.background(retry, "recording the end of inputs"),
+            ports.closing,
         )
 
     # ---- settings & basics ---------------------------------------------------
 
     @property
     def max_concurrent(self) -> int:
-        return self.rt.settings.agents.max_concurrent
+        return self.ports.settings().agents.max_concurrent
 
     @property
     def max_outstanding(self) -> int:
-        return self.rt.settings.agents.max_outstanding
+        return self.ports.settings().agents.max_outstanding
 
     @property
     def abort_timeout(self) -> float:
-        return self.rt.settings.agents.abort_timeout_ms / 1000
+        return self.ports.settings().agents.abort_timeout_ms / 1000
 
     def changed(self) -> None:
         """Something may have changed state; listeners hear once per loop iteration."""
@@ -110,13 +99,13 @@ class Coordinator:
 
     def _publish_root_states(self) -> None:
         """Record root states so runtimes in other processes can list them."""
-        for agent in list(self.rt.agents.values()):
+        for agent in list(self.ports.agents.values()):
             if agent.session.record.is_root:
                 state = self.state_of(agent.id)
                 if self._published.get(agent.id) != state:
                     self._published[agent.id] = state
                     with contextlib.suppress(Exception):
-                        self.rt.store.set_state(agent.id, state)
+                        self.ports.store().set_state(agent.id, state)
 
     def root_of(self, record: SessionRecord) -> str:
         return record.root_id or record.id
@@ -131,7 +120,7 @@ class Coordinator:
     @property
     def directory(self) -> Directory:
         if self._directory is None:
-            self._directory = Directory(self.rt.store)
+            self._directory = Directory(self.ports.store())
         return self._directory
 
     def sessions_changed(self, record: SessionRecord) -> None:
@@ -157,16 +146,16 @@ class Coordinator:
 
     def _settle_leftovers(self, root_id: str, tree: Tree) -> None:
         """Inputs a crashed or closed runtime left open end `aborted` on the next load."""
-        store = self.rt.store
+        store = self.ports.store()
         # Sessions a live worker holds (managed agents in their own processes) are its own.
         # The directory reads the tree's records once, for this and for `list`.
         owned = [sid for sid in self.directory.tree(root_id) if store.lease_of(sid) is None]
         tree_ids = [root_id, *owned]
         open_ids = [
             r.id
-            for r in self.rt.store.inputs(recipient_ids=tree_ids, outstanding=True, delivered=True)
+            for r in self.ports.store().inputs(recipient_ids=tree_ids, outstanding=True, delivered=True)
         ]
-        self.rt.store.end_inputs(open_ids, "aborted", ABORTED_RESULT)
+        self.ports.store().end_inputs(open_ids, "aborted", ABORTED_RESULT)
 
     def detach(self, agent: Agent) -> None:
         self.marks.pop(agent.id, None)
@@ -185,7 +174,7 @@ class Coordinator:
 
     def state_of(self, agent_id: str) -> str:
         """running, waiting, queued or idle (an Agent not loaded here is idle)."""
-        agent = self.rt.agents.get(agent_id)
+        agent = self.ports.agents.get(agent_id)
         if agent is None:
             return "idle"
         marks = self.marks.get(agent_id)
@@ -215,7 +204,7 @@ class Coordinator:
             return True
         return any(
             a.session.record.root_id == root_id and self.state_of(a.id) != "idle"
-            for a in self.rt.agents.values()
+            for a in self.ports.agents.values()
             if not a.session.record.is_root
         )
 
@@ -223,7 +212,7 @@ class Coordinator:
         """Owned Agents of a tree with live work, in start order."""
         return [
             a
-            for a in self.rt.agents.values()
+            for a in self.ports.agents.values()
             if a.session.record.root_id == root_id and self.state_of(a.id) != "idle"
         ]
 
@@ -274,23 +263,22 @@ class Coordinator:
     ) -> Accepted:
         """Accept a message for `recipient`: here, in the runtime holding it, or by
         waking it when no runtime does."""
-        agent = self.rt.agents.get(recipient.id)
+        agent = self.ports.agents.get(recipient.id)
         if agent is not None:
             return self.accept(sender, agent, text, delivery)
         reader = sender.session.record if sender is not None else recipient
         if not recipient.is_root:
-            worker = self.rt.store.lease_of(recipient.id)
-            if worker is not None and (
-                self.rt.holder is None or worker.token != self.rt.holder.token
-            ):
+            worker = self.ports.store().lease_of(recipient.id)
+            holder = self.ports.holder()
+            if worker is not None and (holder is None or worker.token != holder.token):
                 return await self._post_to_worker(sender, recipient, text, delivery, worker.token)
-            return self.accept(sender, await self.rt.wake(recipient), text, delivery)
-        holder = self.rt.store.lease_of(recipient.id)
+            return self.accept(sender, await self.ports.loader.wake(recipient), text, delivery)
+        holder = self.ports.store().lease_of(recipient.id)
         if holder is None and delivery == "write":
             raise AgentCallError(texts.write_to_offline(self.shown(recipient, reader)))
-        if holder is None and self.rt.wake_in_process:
+        if holder is None and self.ports.wake.in_process:
             with contextlib.suppress(SessionInUse):  # taken meanwhile: leave it there
-                return self.accept(sender, await self.rt.wake(recipient), text, delivery)
+                return self.accept(sender, await self.ports.loader.wake(recipient), text, delivery)
         return await self.post(sender, recipient, text, delivery)
 
     async def post(
@@ -334,11 +322,11 @@ class Coordinator:
     def drain(self) -> None:
         """Take inputs left in the store (by other runtimes, or results recorded with
         their generation) for Agents loaded here."""
-        for stored in self.rt.store.take_undelivered(list(self.rt.agents)):
+        for stored in self.ports.store().take_undelivered(list(self.ports.agents)):
             if stored.kind == "control":  # for the supervisor of a managed agent's worker
-                self.rt.supervisor.on_control(stored)
+                self.ports.on_control(stored)
                 continue
-            agent = self.rt.agents.get(stored.recipient_id)
+            agent = self.ports.agents.get(stored.recipient_id)
             if agent is not None:
                 try:
                     self._submit(agent, stored)
@@ -351,19 +339,19 @@ class Coordinator:
         runtime holding its tree, or start its root to take them (here, when this
         runtime wakes roots itself, else in a background `pi-agents serve`)."""
         root_id = recipient.root_id or recipient.id
-        holder = self.rt.store.lease_of(root_id)
+        holder = self.ports.store().lease_of(root_id)
         if holder is not None and await poke(holder.token):
             return
-        if self.rt.store.lease_of(root_id) is not None:
+        if self.ports.store().lease_of(root_id) is not None:
             return  # its holder takes them when it next drains
-        root = self.rt.store.get_session(root_id)
+        root = self.ports.store().get_session(root_id)
         if root is None:
             return
-        if not self.rt.wake_in_process:
-            serve_offline_root(self.rt.home, root_id)
+        if not self.ports.wake.in_process:
+            serve_offline_root(self.ports.home, root_id)
             return
         with contextlib.suppress(SessionInUse, AgentCallError):
-            await self.rt.wake(root)
+            await self.ports.loader.wake(root)
             self.drain()
 
     def submit_stored(self, recipient: Agent, stored: InputRecord) -> Accepted:
@@ -427,7 +415,7 @@ class Coordinator:
         plain: bool = False,
     ) -> InputRecord:
         """Commit an accepted message; writes have nothing to end, so they are done at once."""
-        return self.rt.store.add_input(
+        return self.ports.store().add_input(
             InputRecord(
                 id=new_id(),
                 root_id=root_id,
@@ -539,7 +527,7 @@ class Coordinator:
             raise
 
     def _record_end(self, end: InputEnd) -> None:
-        ended = self.rt.store.end_inputs(
+        ended = self.ports.store().end_inputs(
             list(end.ids),
             end.status,
             end.result,
@@ -557,8 +545,8 @@ class Coordinator:
         self.changed()
 
     def _tell_owner(self, record: SessionRecord, ended: Sequence[InputRecord]) -> None:
-        owner = self.rt.agents.get(record.owner_id or "")
-        if owner is None or self.rt.closing:
+        owner = self.ports.agents.get(record.owner_id or "")
+        if owner is None or self.ports.closing():
             return
         owner_marks = self.marks.get(owner.id)
         waiters = [
@@ -575,7 +563,7 @@ class Coordinator:
             return
         outcome = notify[-1].status
         text = texts.notification(self.shown(record, owner.session.record), outcome)
-        agent = self.rt.agents.get(record.id)
+        agent = self.ports.agents.get(record.id)
         delivery = "steer"
         if agent is None:
             return
