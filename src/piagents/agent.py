@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -12,7 +14,8 @@ from piagents.ai.models import ModelRef, ThinkingLevel, parse_thinking_level
 from piagents.ai.registry import ProviderRegistry
 from piagents.config import Settings
 from piagents.harness.events import Input, RunOutcome
-from piagents.harness.loop import AgentLoop
+from piagents.harness.compaction import auto_compaction
+from piagents.harness.loop import AgentLoop, LoopConfig, LoopHooks
 from piagents.harness.session import Session
 from piagents.store.records import CompactionEntry, SessionRecord
 
@@ -166,3 +169,38 @@ class Agent:
         self.session.set_name(name)
         self.loop.agent_name = name
         self._user.sessions_changed(self.session.record)
+
+
+def new_loop(
+    session: Session,
+    *,
+    task_group: asyncio.TaskGroup,
+    providers: ProviderRegistry,
+    settings: Settings,
+    model: ModelRef,
+    thinking: ThinkingLevel,
+    output_dir: Path,
+) -> AgentLoop:
+    """The loop of a session being loaded, as settings configure it (tools and system
+    prompt come once the Agent exists)."""
+    return AgentLoop(
+        session,
+        task_group=task_group,
+        resolve_provider=providers.resolve,
+        model=model,
+        thinking=thinking,
+        tools=[],
+        system_prompt="",
+        output_dir=output_dir,
+        config=LoopConfig(
+            tool_execution=settings.tool_execution,
+            steering_mode=settings.steering_mode,
+            follow_up_mode=settings.follow_up_mode,
+            retry=settings.retry,
+            max_model_calls=settings.agents.max_model_calls_per_run,
+        ),
+        hooks=LoopHooks(
+            before_model_call=auto_compaction(settings.compaction, providers.context_window)
+        ),
+        agent_name=session.record.name,
+    )

@@ -11,21 +11,19 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from piagents.agent import Agent
+from piagents.agent import Agent, new_loop
 from piagents.agents import texts
 from piagents.agents.coordinator import AgentCallError, Coordinator
 from piagents.agents.mailbox import Mailbox
 from piagents.agents.operations import Operations, fork_entries
 from piagents.agents.ports import AgentsPorts, WakePolicy
 from piagents.agents.tool import AgentTool
-from piagents.agents.unrecorded import FIRST_RETRY_S, LAST_RETRY_S
+from piagents.agents.woken import WokenRoots
 from piagents.ai.faux import FunctionModel
 from piagents.ai.models import ModelRef, ThinkingLevel, parse_thinking_level
 from piagents.ai.registry import NO_MODEL, ProviderConfigError, ProviderRegistry, default_model
 from piagents.config import Settings, SettingsError, check_agent_api, default_home, load_settings
 from piagents.extensions import load_extensions
-from piagents.harness.compaction import auto_compaction
-from piagents.harness.loop import AgentLoop, LoopConfig, LoopHooks
 from piagents.harness.session import Session
 from piagents.harness.system_prompt import build_system_prompt, find_context_files
 from piagents.harness.tools import builtin_tools
@@ -101,8 +99,6 @@ class Runtime:
         self.holder: LeaseHolder | None = None
         self.agents: dict[str, Agent] = {}
         self.closing = False
-        # Roots woken by an input from another Agent; unloaded again once idle.
-        self._background: set[str] = set()
         # An input to an offline root loads it here (the SDK), or in a background
         # `pi-agents serve` process (the command line).
         self._wake = WakePolicy(in_process=True)
@@ -120,11 +116,20 @@ class Runtime:
             on_control=lambda stored: self.supervisor.on_control(stored),
         )
         self.coordinator = Coordinator(ports)
+        self.delivery = self.coordinator.delivery
         self.operations = Operations(
             self.coordinator,
             ports,
             providers=self.providers,
             default_model=lambda: self.default_model,
+        )
+        # Roots woken by an input from another Agent; unloaded again once idle.
+        self._woken = WokenRoots(
+            agents=self.agents,
+            state_of=self.coordinator.state_of,
+            unload=self.unload,
+            background=self.background,
+            closing=lambda: self.closing or self._tg is None,
         )
         self.mailbox: Mailbox | None = None
         self._extensions: list[Tool] | None = None
@@ -136,8 +141,7 @@ class Runtime:
 
     @property
     def wake_in_process(self) -> bool:
-        """Whether an input to an offline root loads it here (else a background
-        `pi-agents serve` process does)."""
+        """An input to an offline root loads it here, else a `pi-agents serve` does."""
         return self._wake.in_process
 
     @wake_in_process.setter
@@ -176,7 +180,7 @@ class Runtime:
         self.holder = lease.new_holder()
         self._tg = asyncio.TaskGroup()
         await self._tg.__aenter__()
-        self.mailbox = Mailbox(self.holder.token, self._drain_on_poke)
+        self.mailbox = Mailbox(self.holder.token, self.delivery.on_poke)
         await self.mailbox.start()
         return self
 
@@ -187,16 +191,6 @@ class Runtime:
             work.close()
             return
         self._tg.create_task(_contained(work, what))
-
-    def _drain_on_poke(self, retry_in: float = FIRST_RETRY_S) -> None:
-        try:
-            self.coordinator.drain()
-        except StoreError as exc:  # nothing was taken: the inputs wait in the store
-            log.warning("Inputs waiting in the store could not be taken yet: %s", exc)
-            if not self.closing:
-                asyncio.get_running_loop().call_later(
-                    retry_in, self._drain_on_poke, min(retry_in * 2, LAST_RETRY_S)
-                )
 
     async def __aexit__(
         self,
@@ -264,7 +258,7 @@ class Runtime:
             )
         self.agents.pop(agent.id, None)
         self.coordinator.detach(agent)
-        self._background.discard(agent.id)
+        self._woken.discard(agent.id)
         if self.holder is not None and agent.session.record.is_root:
             with contextlib.suppress(Exception):
                 self.store.set_state(agent.id, "idle")
@@ -356,28 +350,14 @@ class Runtime:
         if level != session.record.thinking:
             session.set_thinking(level)
         assert self._tg is not None
-        loop = AgentLoop(
+        loop = new_loop(
             session,
             task_group=self._tg,
-            resolve_provider=self.providers.resolve,
+            providers=self.providers,
+            settings=self.settings,
             model=ref,
             thinking=level,
-            tools=[],
-            system_prompt="",
             output_dir=self.home / "outputs" / session.id,
-            config=LoopConfig(
-                tool_execution=self.settings.tool_execution,
-                steering_mode=self.settings.steering_mode,
-                follow_up_mode=self.settings.follow_up_mode,
-                retry=self.settings.retry,
-                max_model_calls=self.settings.agents.max_model_calls_per_run,
-            ),
-            hooks=LoopHooks(
-                before_model_call=auto_compaction(
-                    self.settings.compaction, self.providers.context_window
-                )
-            ),
-            agent_name=session.record.name,
         )
         agent = Agent(
             session,
@@ -464,26 +444,8 @@ class Runtime:
         except BaseException:
             self.store.release_lease(record.id, self.holder)
             raise
-        self._background.add(agent.id)
-        agent.loop.listeners.append(lambda event: self._maybe_unload(agent))
+        self._woken.add(agent)
         return agent
-
-    def _maybe_unload(self, agent: Agent) -> None:
-        if (
-            agent.id in self._background
-            and not self.closing
-            and self.coordinator.state_of(agent.id) == "idle"
-            and self._tg is not None
-        ):
-            self._background.discard(agent.id)
-            self.background(self._unload_when_idle(agent), f"taking {agent.id} offline")
-
-    async def _unload_when_idle(self, agent: Agent) -> None:
-        await asyncio.sleep(0)  # let the run that just ended finish its bookkeeping
-        if self.coordinator.state_of(agent.id) == "idle" and agent.id in self.agents:
-            await self.unload(agent)
-        elif agent.id in self.agents:
-            self._background.add(agent.id)
 
     def tools_for(self, agent: Agent) -> list[Tool]:
         face = self.supervisor.face(agent.session.record)

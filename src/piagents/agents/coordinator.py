@@ -18,7 +18,7 @@ from piagents.agents.accepted import Accepted
 from piagents.agents.addressing import Candidate, resolve, short_ids
 from piagents.agents.directory import Directory
 from piagents.agents.errors import AgentCallError, error
-from piagents.agents.mailbox import poke, serve_offline_root
+from piagents.agents.delivery import Delivery
 from piagents.agents.ports import AgentsPorts
 from piagents.agents.texts import Shown
 from piagents.agents.tree import AgentMarks, Tree
@@ -54,6 +54,7 @@ class Coordinator:
 
     def __init__(self, ports: AgentsPorts) -> None:
         self.ports = ports
+        self.delivery = Delivery(ports, self)  # every message to an Agent goes through it
         self.trees: dict[str, Tree] = {}
         self.marks: dict[str, AgentMarks] = {}
         self._directory: Directory | None = None
@@ -261,106 +262,25 @@ class Coordinator:
         text: str,
         delivery: str,
     ) -> Accepted:
-        """Accept a message for `recipient`: here, in the runtime holding it, or by
-        waking it when no runtime does."""
-        agent = self.ports.agents.get(recipient.id)
-        if agent is not None:
-            return self.accept(sender, agent, text, delivery)
-        reader = sender.session.record if sender is not None else recipient
-        if not recipient.is_root:
-            worker = self.ports.store().lease_of(recipient.id)
-            holder = self.ports.holder()
-            if worker is not None and (holder is None or worker.token != holder.token):
-                return await self._post_to_worker(sender, recipient, text, delivery, worker.token)
-            return self.accept(sender, await self.ports.loader.wake(recipient), text, delivery)
-        holder = self.ports.store().lease_of(recipient.id)
-        if holder is None and delivery == "write":
-            raise AgentCallError(texts.write_to_offline(self.shown(recipient, reader)))
-        if holder is None and self.ports.wake.in_process:
-            with contextlib.suppress(SessionInUse):  # taken meanwhile: leave it there
-                return self.accept(sender, await self.ports.loader.wake(recipient), text, delivery)
-        return await self.post(sender, recipient, text, delivery)
-
-    async def post(
-        self, sender: Agent | None, recipient: SessionRecord, text: str, delivery: str
-    ) -> Accepted:
-        """Leave a message in the store for the runtime that holds (or will hold) a root."""
-        sender_rec = sender.session.record if sender is not None else None
-        kind = "write" if delivery == "write" else "input"
-        # Roots have no owner, and only owners get results.
-        stored = self._record_input(
-            recipient.id, recipient, sender_rec, kind, delivery, text, False, delivered=False
-        )
-        await self.reach(recipient)
-        return Accepted(stored, False, None)
-
-    async def _post_to_worker(
-        self,
-        sender: Agent | None,
-        recipient: SessionRecord,
-        text: str,
-        delivery: str,
-        token: str,
-    ) -> Accepted:
-        """An owned Agent another process runs (a managed agent's worker): leave the
-        message in the store for it and say so; it is never loaded twice."""
-        sender_rec = sender.session.record if sender is not None else None
-        kind = "write" if delivery == "write" else "input"
-        stored = self._record_input(
-            self.root_of(recipient),
-            recipient,
-            sender_rec,
-            kind,
-            delivery,
-            text,
-            False,
-            delivered=False,
-        )
-        await poke(token)
-        return Accepted(stored, False, None)
+        """Accept a message for `recipient`, wherever it is (see `Delivery.deliver`)."""
+        return await self.delivery.deliver(sender, recipient, text, delivery)
 
     def drain(self) -> None:
-        """Take inputs left in the store (by other runtimes, or results recorded with
-        their generation) for Agents loaded here."""
-        for stored in self.ports.store().take_undelivered(list(self.ports.agents)):
-            if stored.kind == "control":  # for the supervisor of a managed agent's worker
-                self.ports.on_control(stored)
-                continue
-            agent = self.ports.agents.get(stored.recipient_id)
-            if agent is not None:
-                try:
-                    self._submit(agent, stored)
-                except StoreError as exc:  # the others taken with it are still handed over
-                    log.warning("An input for %s could not be added: %s", agent.id, exc)
-        self.changed()  # a poke may only say that a worker's generation changed state
+        """Take inputs left in the store for Agents loaded here (see `Delivery.drain`)."""
+        self.delivery.drain()
 
     async def reach(self, recipient: SessionRecord) -> None:
-        """Messages wait in the store for `recipient`, which is not loaded here: tell the
-        runtime holding its tree, or start its root to take them (here, when this
-        runtime wakes roots itself, else in a background `pi-agents serve`)."""
-        root_id = recipient.root_id or recipient.id
-        holder = self.ports.store().lease_of(root_id)
-        if holder is not None and await poke(holder.token):
-            return
-        if self.ports.store().lease_of(root_id) is not None:
-            return  # its holder takes them when it next drains
-        root = self.ports.store().get_session(root_id)
-        if root is None:
-            return
-        if not self.ports.wake.in_process:
-            serve_offline_root(self.ports.home, root_id)
-            return
-        with contextlib.suppress(SessionInUse, AgentCallError):
-            await self.ports.loader.wake(root)
-            self.drain()
+        """Get messages waiting in the store to `recipient` (see `Delivery.reach`)."""
+        await self.delivery.reach(recipient)
 
     def submit_stored(self, recipient: Agent, stored: InputRecord) -> Accepted:
         """Hand an input already recorded in the store to an Agent loaded here."""
         return self._submit(recipient, stored)
 
-    def _rendered(
+    def rendered(
         self, sender: SessionRecord | None, recipient: SessionRecord, text: str, kind: str
     ) -> str:
+        """The text the recipient's model reads for a message from `sender`."""
         if sender is None:
             return text
         from_owner = recipient.owner_id == sender.id
@@ -396,40 +316,10 @@ class Coordinator:
             raise AgentCallError(texts.input_rejected(tree.outstanding))
         if has_result is None:
             has_result = kind == "input" and from_owner
-        stored = self._record_input(
+        stored = self.delivery.message(
             tree.root_id, record, sender_rec, kind, delivery, text, has_result, plain=plain
         )
         return self._submit(recipient, stored)
-
-    def _record_input(
-        self,
-        root_id: str,
-        recipient: SessionRecord,
-        sender: SessionRecord | None,
-        kind: str,
-        delivery: str,
-        text: str,
-        has_result: bool,
-        *,
-        delivered: bool = True,
-        plain: bool = False,
-    ) -> InputRecord:
-        """Commit an accepted message; writes have nothing to end, so they are done at once."""
-        return self.ports.store().add_input(
-            InputRecord(
-                id=new_id(),
-                root_id=root_id,
-                recipient_id=recipient.id,
-                sender_id=sender.id if sender is not None else None,
-                kind=kind,
-                delivery=delivery,
-                text=text,
-                has_result=has_result,
-                status="outstanding" if kind != "write" else "completed",
-                delivered=delivered,
-                rendered=text if plain else self._rendered(sender, recipient, text, kind),
-            )
-        )
 
     def _submit(self, recipient: Agent, stored: InputRecord) -> Accepted:
         record = recipient.session.record
