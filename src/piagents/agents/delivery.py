@@ -129,6 +129,11 @@ class Delivery:
             plain=plain,
         )
 
+    def submit_stored(self, recipient: Agent, stored: InputRecord) -> Accepted:
+        """Hand a message already committed (and taken from the store) to an Agent
+        loaded here."""
+        return self.local.submit_stored(recipient, stored)
+
     # ---- routing -----------------------------------------------------------------------
 
     async def deliver(
@@ -252,6 +257,11 @@ class Delivery:
         holder = store.lease_of(record.root_id or record.id)
         if holder is not None:
             await poke(holder.token)
+
+    async def poke(self, token: str) -> bool:
+        """Tell the process holding `token` to look in the store now; False when
+        nobody listens (it looks when it next starts, or on its own)."""
+        return await poke(token)
 
     def nudge(self, token: str) -> None:
         """Poke the process holding `token` (a worker), in the background."""
