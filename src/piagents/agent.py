@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 from piagents.agents.accepted import Accepted
@@ -13,8 +13,8 @@ from piagents.ai.messages import ToolCall
 from piagents.ai.models import ModelRef, ThinkingLevel, parse_thinking_level
 from piagents.ai.registry import ProviderRegistry
 from piagents.config import Settings
-from piagents.harness.events import Input, RunOutcome
 from piagents.harness.compaction import auto_compaction
+from piagents.harness.events import Input, RunOutcome
 from piagents.harness.loop import AgentLoop, LoopConfig, LoopHooks
 from piagents.harness.session import Session
 from piagents.store.records import CompactionEntry, SessionRecord

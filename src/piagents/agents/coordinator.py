@@ -10,15 +10,15 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from piagents.agents import texts
 from piagents.agents.accepted import Accepted
 from piagents.agents.addressing import Candidate, resolve, short_ids
+from piagents.agents.delivery import Delivery
 from piagents.agents.directory import Directory
 from piagents.agents.errors import AgentCallError, error
-from piagents.agents.delivery import Delivery
 from piagents.agents.ports import AgentsPorts
 from piagents.agents.texts import Shown
 from piagents.agents.tree import AgentMarks, Tree
@@ -34,8 +34,7 @@ from piagents.harness.events import (
     RunStarted,
 )
 from piagents.harness.loop import AgentLoop
-from piagents.harness.tools.base import ToolResult
-from piagents.store.base import SessionInUse, StoreError
+from piagents.store.base import StoreError
 from piagents.store.records import InputRecord, SessionRecord, new_id
 
 if TYPE_CHECKING:
@@ -153,10 +152,9 @@ class Coordinator:
         owned = [sid for sid in self.directory.tree(root_id) if store.lease_of(sid) is None]
         tree_ids = [root_id, *owned]
         open_ids = [
-            r.id
-            for r in self.ports.store().inputs(recipient_ids=tree_ids, outstanding=True, delivered=True)
+            r.id for r in store.inputs(recipient_ids=tree_ids, outstanding=True, delivered=True)
         ]
-        self.ports.store().end_inputs(open_ids, "aborted", ABORTED_RESULT)
+        store.end_inputs(open_ids, "aborted", ABORTED_RESULT)
 
     def detach(self, agent: Agent) -> None:
         self.marks.pop(agent.id, None)

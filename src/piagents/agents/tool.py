@@ -83,9 +83,7 @@ class AgentTool:
     def __init__(self, operations: Operations, caller: Agent) -> None:
         self.operations = operations
         self.caller = caller
-        self.description = texts.description(
-            operations.max_concurrent, operations.max_outstanding
-        )
+        self.description = texts.description(operations.max_concurrent, operations.max_outstanding)
         self.parameters = parameters()
 
     def is_poll(self, args: dict[str, Any], details: Any) -> bool:

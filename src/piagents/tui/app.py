@@ -256,7 +256,10 @@ class PiAgentsApp(App[int]):
         coordinator = self.runtime.coordinator
         # A lead's managed agents show in the supervision status instead.
         lead = is_lead(self.runtime, root)
-        rows = [] if lead else task_rows(take_snapshot(coordinator, self.runtime.agents, root), self.panel_rows())
+        agents = self.runtime.agents
+        rows = (
+            [] if lead else task_rows(take_snapshot(coordinator, agents, root), self.panel_rows())
+        )
         self.task_panel.show_rows(rows)
         state = coordinator.state_of(root.id)
         shown = self.footer.status
