@@ -13,6 +13,7 @@ from typing import Any
 
 from piagents.agent import Agent, new_loop
 from piagents.agents import texts
+from piagents.agents.clock import WaitClock
 from piagents.agents.coordinator import AgentCallError, Coordinator
 from piagents.agents.mailbox import Mailbox
 from piagents.agents.operations import Operations, fork_entries
@@ -55,6 +56,7 @@ class Runtime:
     """Owns the store, the providers and every loaded Agent of one home.
 
     Use as `async with Runtime(...) as rt:`; closing takes its Agents offline.
+    `wait_clock` times the `agent` tool's waits (tests pass one that needs no real time).
     """
 
     def __init__(
@@ -68,6 +70,7 @@ class Runtime:
         system_prompt: str | None = None,
         append_system_prompt: str | None = None,
         store: Store | None = None,
+        wait_clock: WaitClock | None = None,
     ) -> None:
         self.home = Path(home).expanduser() if home is not None else default_home()
         try:
@@ -122,6 +125,7 @@ class Runtime:
             ports,
             providers=self.providers,
             default_model=lambda: self.default_model,
+            clock=wait_clock,
         )
         # Roots woken by an input from another Agent; unloaded again once idle.
         self._woken = WokenRoots(

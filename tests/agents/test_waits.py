@@ -1,8 +1,12 @@
 """Waits as a model makes them: several at once, each ending when its own targets are done."""
 
 import asyncio
+import time
 
 from agent_support import Gate, agent_calls, runtime, spawn, tool_results, until
+
+import piagents
+from piagents.testing import FunctionModel
 
 
 def committed_results(agent):
@@ -98,3 +102,37 @@ async def test_an_owned_agent_in_two_waits_gives_its_slot_up_once_and_takes_it_b
         assert waited.text == "lead done"
         assert finals == [["a finished", "b finished"]]
         assert tree.slots.holders == set()
+
+
+class ElapsedClock:
+    """A clock on which the whole timeout of every wait has passed at once."""
+
+    def __init__(self):
+        self.timeouts: list[float] = []
+
+    async def wait_for(self, event, timeout):
+        self.timeouts.append(timeout)
+        return event.is_set()
+
+
+async def test_a_wait_that_times_out_returns_its_pending_agents_without_real_time_passing(
+    home, work, script
+):
+    gate = Gate()
+    script.on("*", gate.handler)
+    clock = ElapsedClock()
+    model = FunctionModel(script)
+    async with piagents.Runtime(home=home, model=model, wait_clock=clock) as rt:
+        root = await rt.open_root(cwd=work)
+        a_id = (await spawn(root, "a")).details["id"]
+        started = time.monotonic()
+        res = await root.call_tool("agent", {"action": "wait", "target": "a", "timeout": 10})
+        assert time.monotonic() - started < 5  # not the 10 s the model asked for
+        assert clock.timeouts == [10.0]
+        assert res.details == {"results": [], "pending": [{"id": a_id, "name": "a"}]}
+        assert rt.coordinator.state_of(root.id) != "waiting"
+        gate.release("a")
+        await until(lambda: rt.coordinator.state_of(a_id) == "idle")
+        done = await root.call_tool("agent", {"action": "wait", "target": "a", "timeout": 10})
+        assert done.text == "a finished"
+        assert clock.timeouts == [10.0]  # nothing pending: no second wait

@@ -6,13 +6,12 @@ slots, results, waits) live in the coordinator.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from piagents.agents import texts
+from piagents.agents.clock import AsyncioClock, WaitClock
 from piagents.agents.coordinator import Coordinator
 from piagents.agents.errors import AgentCallError, error
 from piagents.agents.listing import (
@@ -47,11 +46,13 @@ class Operations:
         *,
         providers: ProviderRegistry,
         default_model: Callable[[], str | None],
+        clock: WaitClock | None = None,
     ) -> None:
         self.c = coordinator
         self.ports = ports
         self.providers = providers
         self.default_model = default_model
+        self.clock: WaitClock = clock if clock is not None else AsyncioClock()
 
     @property
     def max_concurrent(self) -> int:
@@ -199,9 +200,7 @@ class Operations:
                 tree.slots.release(me.id)
             self.c.changed()
             try:
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(timeout):
-                        await waiter.done.wait()
+                await self.clock.wait_for(waiter.done, timeout)
             finally:
                 # On timeout or cancellation too; the last wait to end lines up for the slot.
                 tree.end_wait(waiter, marks)
