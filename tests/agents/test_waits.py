@@ -3,10 +3,9 @@
 import asyncio
 import time
 
-from agent_support import Gate, agent_calls, runtime, spawn, tool_results, until
+from agent_support import ElapsedClock, Gate, agent_calls, runtime, spawn, tool_results, until
 
-import piagents
-from piagents.testing import FunctionModel
+from piagents.agents.clock import AsyncioClock
 
 
 def committed_results(agent):
@@ -104,25 +103,13 @@ async def test_an_owned_agent_in_two_waits_gives_its_slot_up_once_and_takes_it_b
         assert tree.slots.holders == set()
 
 
-class ElapsedClock:
-    """A clock on which the whole timeout of every wait has passed at once."""
-
-    def __init__(self):
-        self.timeouts: list[float] = []
-
-    async def wait_for(self, event, timeout):
-        self.timeouts.append(timeout)
-        return event.is_set()
-
-
 async def test_a_wait_that_times_out_returns_its_pending_agents_without_real_time_passing(
     home, work, script
 ):
     gate = Gate()
     script.on("*", gate.handler)
     clock = ElapsedClock()
-    model = FunctionModel(script)
-    async with piagents.Runtime(home=home, model=model, wait_clock=clock) as rt:
+    async with runtime(home, script, wait_clock=clock) as rt:
         root = await rt.open_root(cwd=work)
         a_id = (await spawn(root, "a")).details["id"]
         started = time.monotonic()
@@ -136,3 +123,10 @@ async def test_a_wait_that_times_out_returns_its_pending_agents_without_real_tim
         done = await root.call_tool("agent", {"action": "wait", "target": "a", "timeout": 10})
         assert done.text == "a finished"
         assert clock.timeouts == [10.0]  # nothing pending: no second wait
+
+
+async def test_the_real_clock_ends_a_wait_at_its_timeout_or_when_the_event_is_set():
+    event = asyncio.Event()
+    assert await AsyncioClock().wait_for(event, 0.01) is False
+    event.set()
+    assert await AsyncioClock().wait_for(event, 60) is True
