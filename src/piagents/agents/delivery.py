@@ -263,9 +263,10 @@ class Delivery:
         nobody listens (it looks when it next starts, or on its own)."""
         return await poke(token)
 
-    def nudge(self, token: str) -> None:
-        """Poke the process holding `token` (a worker), in the background."""
-        if not self.ports.closing():
+    def nudge(self, token: str | None) -> None:
+        """Poke the process holding `token` (a worker), in the background; nothing
+        when there is no token yet or the runtime is closing."""
+        if token and not self.ports.closing():
             self.ports.background(poke(token), "waking a worker")
 
     # ---- receiving -------------------------------------------------------------------
