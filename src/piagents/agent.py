@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any, Protocol
 
+from piagents.agents.accepted import Accepted
 from piagents.ai.messages import ToolCall
 from piagents.ai.models import ModelRef, ThinkingLevel, parse_thinking_level
+from piagents.ai.registry import ProviderRegistry
+from piagents.config import Settings
+from piagents.harness.compaction import auto_compaction
 from piagents.harness.events import Input, RunOutcome
-from piagents.harness.loop import AgentLoop
+from piagents.harness.loop import AgentLoop, LoopConfig, LoopHooks
 from piagents.harness.session import Session
-from piagents.store.records import CompactionEntry
-
-if TYPE_CHECKING:
-    from piagents.runtime import Runtime
+from piagents.store.records import CompactionEntry, SessionRecord
 
 
 class RunFailed(Exception):
@@ -29,13 +33,33 @@ class ToolCallResult:
     is_error: bool
 
 
+class UserSide(Protocol):
+    """What the user of an Agent asks of the Pi Agents coordinator."""
+
+    def user_input(self, agent: Agent, text: str, delivery: str = "followUp") -> Accepted: ...
+
+    async def user_stop(self, agent: Agent) -> list[Input]: ...
+
+    def sessions_changed(self, record: SessionRecord) -> None: ...
+
+
 class Agent:
     """A loaded Agent. Roots come from `Runtime.open_root`."""
 
-    def __init__(self, runtime: Runtime, session: Session, loop: AgentLoop) -> None:
-        self.runtime = runtime
+    def __init__(
+        self,
+        session: Session,
+        loop: AgentLoop,
+        *,
+        providers: ProviderRegistry,
+        settings: Callable[[], Settings],
+        user: UserSide,
+    ) -> None:
         self.session = session
         self.loop = loop
+        self._providers = providers
+        self._settings = settings
+        self._user = user
 
     @property
     def id(self) -> str:
@@ -61,7 +85,7 @@ class Agent:
     def context_window(self) -> int:
         """The current model's context window in tokens, as settings, its server (once asked)
         or the table of known models give it; what the footer shows."""
-        return self.runtime.providers.model_info(self.loop.model).context_window
+        return self._providers.model_info(self.loop.model).context_window
 
     @property
     def tool_names(self) -> list[str]:
@@ -78,7 +102,7 @@ class Agent:
         return outcome.answer
 
     async def prompt_outcome(self, text: str) -> RunOutcome:
-        accepted = self.runtime.coordinator.user_input(self, text)
+        accepted = self._user.user_input(self, text)
         assert accepted.future is not None
         return await accepted.future
 
@@ -86,7 +110,7 @@ class Agent:
         """A user input (`followUp` or `steer`) or a write, without waiting for it."""
         if deliver_as not in ("followUp", "steer", "write"):
             raise ValueError(f"unknown delivery {deliver_as!r}")
-        self.runtime.coordinator.user_input(self, text, deliver_as)
+        self._user.user_input(self, text, deliver_as)
 
     async def call_tool(self, name: str, args: dict[str, Any]) -> ToolCallResult:
         """Invoke a tool this Agent is offered, as if its model had called it.
@@ -102,7 +126,7 @@ class Agent:
 
     async def abort(self) -> list[Input]:
         """Stop the current turn as its user; returns the user's inputs taken back."""
-        return await self.runtime.coordinator.user_stop(self)
+        return await self._user.user_stop(self)
 
     async def compact(self, instructions: str | None = None) -> CompactionEntry | None:
         """Summarise older context now (manual compaction); None when there is nothing
@@ -112,14 +136,14 @@ class Agent:
         from piagents.harness.compaction import compact, fit_to_window
         from piagents.harness.events import Compacted
 
-        window = await self.runtime.providers.context_window(self.loop.model)
+        window = await self._providers.context_window(self.loop.model)
         entry = await compact(
             self.session,
-            self.runtime.providers.resolve(self.loop.model),
+            self._providers.resolve(self.loop.model),
             self.loop.model,
-            fit_to_window(self.runtime.settings.compaction, window),
+            fit_to_window(self._settings().compaction, window),
             custom_instructions=instructions,
-            retry=self.runtime.settings.retry,
+            retry=self._settings().retry,
         )
         if entry is not None:
             self.loop.emit(Compacted(entry.summary, entry.tokens_before))
@@ -131,7 +155,7 @@ class Agent:
 
     def set_model(self, model: str) -> None:
         ref = ModelRef.parse(model)
-        self.runtime.providers.resolve(ref)  # fail now, not at the next turn
+        self._providers.resolve(ref)  # fail now, not at the next turn
         self.loop.model = ref
         self.session.set_model(str(ref))
         if ref.thinking is not None:
@@ -144,4 +168,39 @@ class Agent:
     def set_name(self, name: str | None) -> None:
         self.session.set_name(name)
         self.loop.agent_name = name
-        self.runtime.coordinator.sessions_changed(self.session.record)
+        self._user.sessions_changed(self.session.record)
+
+
+def new_loop(
+    session: Session,
+    *,
+    task_group: asyncio.TaskGroup,
+    providers: ProviderRegistry,
+    settings: Settings,
+    model: ModelRef,
+    thinking: ThinkingLevel,
+    output_dir: Path,
+) -> AgentLoop:
+    """The loop of a session being loaded, as settings configure it (tools and system
+    prompt come once the Agent exists)."""
+    return AgentLoop(
+        session,
+        task_group=task_group,
+        resolve_provider=providers.resolve,
+        model=model,
+        thinking=thinking,
+        tools=[],
+        system_prompt="",
+        output_dir=output_dir,
+        config=LoopConfig(
+            tool_execution=settings.tool_execution,
+            steering_mode=settings.steering_mode,
+            follow_up_mode=settings.follow_up_mode,
+            retry=settings.retry,
+            max_model_calls=settings.agents.max_model_calls_per_run,
+        ),
+        hooks=LoopHooks(
+            before_model_call=auto_compaction(settings.compaction, providers.context_window)
+        ),
+        agent_name=session.record.name,
+    )

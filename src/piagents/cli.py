@@ -347,7 +347,7 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
                 ):
                     print(f"pi-agents: {note}", file=sys.stderr)
                 if args.mode == "json":
-                    return await _run_json(root, prompt)
+                    return await _run_json(runtime, root, prompt)
                 answer = await root.prompt(prompt)
                 if runtime.supervisor.face(root.session.record) == "supervision":
                     answer = await settled_answer(runtime, root, answer)
@@ -382,7 +382,7 @@ def _check_tool_names(names: list[str]) -> None:
         )
 
 
-async def _run_json(root: Any, prompt: str) -> int:
+async def _run_json(runtime: Any, root: Any, prompt: str) -> int:
     import asyncio
     import json
 
@@ -415,7 +415,6 @@ async def _run_json(root: Any, prompt: str) -> int:
         await run
         return EXIT_STDOUT_CLOSED
     outcome = run.result()
-    runtime = root.runtime
     if runtime.supervisor.face(root.session.record) == "supervision":
         from piagents.supervision.settle import settled_answer
 

@@ -11,20 +11,20 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, cast
 
-from piagents.agent import Agent
+from piagents.agent import Agent, new_loop
 from piagents.agents import texts
+from piagents.agents.clock import WaitClock
 from piagents.agents.coordinator import AgentCallError, Coordinator
 from piagents.agents.mailbox import Mailbox
-from piagents.agents.operations import fork_entries
+from piagents.agents.operations import Operations, fork_entries
+from piagents.agents.ports import AgentsPorts, WakePolicy
 from piagents.agents.tool import AgentTool
-from piagents.agents.unrecorded import FIRST_RETRY_S, LAST_RETRY_S
+from piagents.agents.woken import WokenRoots
 from piagents.ai.faux import FunctionModel
 from piagents.ai.models import ModelRef, ThinkingLevel, parse_thinking_level
 from piagents.ai.registry import NO_MODEL, ProviderConfigError, ProviderRegistry, default_model
 from piagents.config import Settings, SettingsError, check_agent_api, default_home, load_settings
 from piagents.extensions import load_extensions
-from piagents.harness.compaction import auto_compaction
-from piagents.harness.loop import AgentLoop, LoopConfig, LoopHooks
 from piagents.harness.session import Session
 from piagents.harness.system_prompt import build_system_prompt, find_context_files
 from piagents.harness.tools import builtin_tools
@@ -57,6 +57,7 @@ class Runtime:
     """Owns the store, the providers and every loaded Agent of one home.
 
     Use as `async with Runtime(...) as rt:`; closing takes its Agents offline.
+    `wait_clock` times the `agent` tool's waits (tests pass one that needs no real time).
     """
 
     def __init__(
@@ -70,6 +71,7 @@ class Runtime:
         system_prompt: str | None = None,
         append_system_prompt: str | None = None,
         store: Store | None = None,
+        wait_clock: WaitClock | None = None,
     ) -> None:
         self.home = Path(home).expanduser() if home is not None else default_home()
         try:
@@ -100,13 +102,40 @@ class Runtime:
         self._tg: asyncio.TaskGroup | None = None
         self.holder: LeaseHolder | None = None
         self.agents: dict[str, Agent] = {}
-        self.coordinator = Coordinator(self)
         self.closing = False
-        # Roots woken by an input from another Agent; unloaded again once idle.
-        self._background: set[str] = set()
         # An input to an offline root loads it here (the SDK), or in a background
         # `pi-agents serve` process (the command line).
-        self.wake_in_process = True
+        self._wake = WakePolicy(in_process=True)
+        # The composition of the Pi Agents side: what each part may use of this runtime.
+        ports = AgentsPorts(
+            store=lambda: self.store,
+            settings=lambda: self.settings,
+            agents=self.agents,
+            background=self.background,
+            closing=lambda: self.closing,
+            holder=lambda: self.holder,
+            loader=self,
+            wake=self._wake,
+            home=self.home,
+            on_control=lambda stored: self.supervisor.on_control(stored),
+        )
+        self.coordinator = Coordinator(ports)
+        self.delivery = self.coordinator.delivery
+        self.operations = Operations(
+            self.coordinator,
+            ports,
+            providers=self.providers,
+            default_model=lambda: self.default_model,
+            clock=wait_clock,
+        )
+        # Roots woken by an input from another Agent; unloaded again once idle.
+        self._woken = WokenRoots(
+            agents=self.agents,
+            state_of=self.coordinator.state_of,
+            unload=self.unload,
+            background=self.background,
+            closing=lambda: self.closing or self._tg is None,
+        )
         self.mailbox: Mailbox | None = None
         self._extensions: list[Tool] | None = None
         self.abandoned: list[str] = []  # Agents whose work did not stop when unloaded
@@ -134,6 +163,15 @@ class Runtime:
             worker_options=self.worker_options,
         )
         self.supervisor = Supervisor(ports)
+
+    @property
+    def wake_in_process(self) -> bool:
+        """An input to an offline root loads it here, else a `pi-agents serve` does."""
+        return self._wake.in_process
+
+    @wake_in_process.setter
+    def wake_in_process(self, value: bool) -> None:
+        self._wake.in_process = value
 
     def worker_options(self) -> dict[str, Any]:
         """What a managed agent's worker process needs of this runtime's own options
@@ -167,7 +205,7 @@ class Runtime:
         self.holder = lease.new_holder()
         self._tg = asyncio.TaskGroup()
         await self._tg.__aenter__()
-        self.mailbox = Mailbox(self.holder.token, self._drain_on_poke)
+        self.mailbox = Mailbox(self.holder.token, self.delivery.on_poke)
         await self.mailbox.start()
         return self
 
@@ -178,16 +216,6 @@ class Runtime:
             work.close()
             return
         self._tg.create_task(_contained(work, what))
-
-    def _drain_on_poke(self, retry_in: float = FIRST_RETRY_S) -> None:
-        try:
-            self.coordinator.drain()
-        except StoreError as exc:  # nothing was taken: the inputs wait in the store
-            log.warning("Inputs waiting in the store could not be taken yet: %s", exc)
-            if not self.closing:
-                asyncio.get_running_loop().call_later(
-                    retry_in, self._drain_on_poke, min(retry_in * 2, LAST_RETRY_S)
-                )
 
     async def __aexit__(
         self,
@@ -255,7 +283,7 @@ class Runtime:
             )
         self.agents.pop(agent.id, None)
         self.coordinator.detach(agent)
-        self._background.discard(agent.id)
+        self._woken.discard(agent.id)
         if self.holder is not None and agent.session.record.is_root:
             with contextlib.suppress(Exception):
                 self.store.set_state(agent.id, "idle")
@@ -347,30 +375,22 @@ class Runtime:
         if level != session.record.thinking:
             session.set_thinking(level)
         assert self._tg is not None
-        loop = AgentLoop(
+        loop = new_loop(
             session,
             task_group=self._tg,
-            resolve_provider=self.providers.resolve,
+            providers=self.providers,
+            settings=self.settings,
             model=ref,
             thinking=level,
-            tools=[],
-            system_prompt="",
             output_dir=self.home / "outputs" / session.id,
-            config=LoopConfig(
-                tool_execution=self.settings.tool_execution,
-                steering_mode=self.settings.steering_mode,
-                follow_up_mode=self.settings.follow_up_mode,
-                retry=self.settings.retry,
-                max_model_calls=self.settings.agents.max_model_calls_per_run,
-            ),
-            hooks=LoopHooks(
-                before_model_call=auto_compaction(
-                    self.settings.compaction, self.providers.context_window
-                )
-            ),
-            agent_name=session.record.name,
         )
-        agent = Agent(self, session, loop)
+        agent = Agent(
+            session,
+            loop,
+            providers=self.providers,
+            settings=lambda: self.settings,
+            user=self.coordinator,
+        )
         tools = self.tools_for(agent)
         loop.tools = {t.name: t for t in tools}
         loop.system_prompt = self.system_prompt(session, tools)
@@ -449,26 +469,8 @@ class Runtime:
         except BaseException:
             self.store.release_lease(record.id, self.holder)
             raise
-        self._background.add(agent.id)
-        agent.loop.listeners.append(lambda event: self._maybe_unload(agent))
+        self._woken.add(agent)
         return agent
-
-    def _maybe_unload(self, agent: Agent) -> None:
-        if (
-            agent.id in self._background
-            and not self.closing
-            and self.coordinator.state_of(agent.id) == "idle"
-            and self._tg is not None
-        ):
-            self._background.discard(agent.id)
-            self.background(self._unload_when_idle(agent), f"taking {agent.id} offline")
-
-    async def _unload_when_idle(self, agent: Agent) -> None:
-        await asyncio.sleep(0)  # let the run that just ended finish its bookkeeping
-        if self.coordinator.state_of(agent.id) == "idle" and agent.id in self.agents:
-            await self.unload(agent)
-        elif agent.id in self.agents:
-            self._background.add(agent.id)
 
     def tools_for(self, agent: Agent) -> list[Tool]:
         face = self.supervisor.face(agent.session.record)
@@ -481,7 +483,7 @@ class Runtime:
         face_tool: Tool = (
             SupervisionTool(self.supervisor, agent)
             if face == "supervision"
-            else AgentTool(self.coordinator, agent)
+            else AgentTool(self.operations, agent)
         )
         tools: list[Tool] = [*builtin_tools(), face_tool, *self._extension_tools()]
         if wanted is not None:

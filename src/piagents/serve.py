@@ -37,11 +37,12 @@ async def serve(home: Path, session_id: str) -> int:
         if runtime.mailbox is not None:
             await runtime.mailbox.close()  # no new wake-ups: what comes now waits in the store
     # Closed and released: anything that arrived meanwhile gets a new server.
+    from piagents.agents.delivery import waiting_for
     from piagents.store.sqlite import SQLiteStore
 
     store = SQLiteStore(home / "store.db")
     try:
-        waiting = store.inputs(recipient_ids=[session_id], delivered=False)
+        waiting = waiting_for(store, session_id)
     finally:
         store.close()
     if waiting:

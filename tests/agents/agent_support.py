@@ -6,9 +6,22 @@ import piagents
 from piagents.testing import FunctionModel, Reply, ToolCall
 
 
-def runtime(home, script, **agents_settings):
+def runtime(home, script, wait_clock=None, **agents_settings):
     settings = {"pi-agents": agents_settings} if agents_settings else None
-    return piagents.Runtime(home=home, model=FunctionModel(script), settings=settings)
+    return piagents.Runtime(
+        home=home, model=FunctionModel(script), settings=settings, wait_clock=wait_clock
+    )
+
+
+class ElapsedClock:
+    """A wait clock on which the whole timeout of every wait has passed at once."""
+
+    def __init__(self):
+        self.timeouts: list[float] = []
+
+    async def wait_for(self, event, timeout):
+        self.timeouts.append(timeout)
+        return event.is_set()
 
 
 async def spawn(root, name, message="go", **extra):

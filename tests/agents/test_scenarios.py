@@ -4,7 +4,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from agent_support import Gate, runtime, spawn, until
+from agent_support import ElapsedClock, Gate, runtime, spawn, until
 
 import piagents
 from piagents.testing import FunctionModel, Reply, ToolCall
@@ -210,15 +210,15 @@ async def test_wait_times_out_naming_the_agents_still_pending(home, work, script
     gate = Gate()
     script.on("*", gate.handler)
     script.on(None, lambda call: "root turn")
-    async with runtime(home, script) as rt:
+    clock = ElapsedClock()  # the 10 s pass at once
+    async with runtime(home, script, wait_clock=clock) as rt:
         root = await rt.open_root(cwd=work)
         gate.release("fast")
         fast = (await spawn(root, "fast")).details["id"]
         slow = (await spawn(root, "slow")).details["id"]
         await until(lambda: rt.coordinator.state_of(fast) == "idle")
-        started = asyncio.get_running_loop().time()
         res = await root.call_tool("agent", {"action": "wait", "timeout": 10})
-        assert 9.5 < asyncio.get_running_loop().time() - started < 15
+        assert clock.timeouts == [10.0]
         assert res.text == (
             f'<agent-result name="fast" id="{fast[:8]}" status="completed">\n'
             "fast finished\n</agent-result>\n\n"

@@ -1,8 +1,11 @@
 """Waits as a model makes them: several at once, each ending when its own targets are done."""
 
 import asyncio
+import time
 
-from agent_support import Gate, agent_calls, runtime, spawn, tool_results, until
+from agent_support import ElapsedClock, Gate, agent_calls, runtime, spawn, tool_results, until
+
+from piagents.agents.clock import AsyncioClock
 
 
 def committed_results(agent):
@@ -98,3 +101,32 @@ async def test_an_owned_agent_in_two_waits_gives_its_slot_up_once_and_takes_it_b
         assert waited.text == "lead done"
         assert finals == [["a finished", "b finished"]]
         assert tree.slots.holders == set()
+
+
+async def test_a_wait_that_times_out_returns_its_pending_agents_without_real_time_passing(
+    home, work, script
+):
+    gate = Gate()
+    script.on("*", gate.handler)
+    clock = ElapsedClock()
+    async with runtime(home, script, wait_clock=clock) as rt:
+        root = await rt.open_root(cwd=work)
+        a_id = (await spawn(root, "a")).details["id"]
+        started = time.monotonic()
+        res = await root.call_tool("agent", {"action": "wait", "target": "a", "timeout": 10})
+        assert time.monotonic() - started < 5  # not the 10 s the model asked for
+        assert clock.timeouts == [10.0]
+        assert res.details == {"results": [], "pending": [{"id": a_id, "name": "a"}]}
+        assert rt.coordinator.state_of(root.id) != "waiting"
+        gate.release("a")
+        await until(lambda: rt.coordinator.state_of(a_id) == "idle")
+        done = await root.call_tool("agent", {"action": "wait", "target": "a", "timeout": 10})
+        assert done.text == "a finished"
+        assert clock.timeouts == [10.0]  # nothing pending: no second wait
+
+
+async def test_the_real_clock_ends_a_wait_at_its_timeout_or_when_the_event_is_set():
+    event = asyncio.Event()
+    assert await AsyncioClock().wait_for(event, 0.01) is False
+    event.set()
+    assert await AsyncioClock().wait_for(event, 60) is True

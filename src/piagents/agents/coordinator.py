@@ -10,13 +10,16 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from piagents.agents import texts
+from piagents.agents.accepted import Accepted
 from piagents.agents.addressing import Candidate, resolve, short_ids
+from piagents.agents.delivery import Delivery
 from piagents.agents.directory import Directory
-from piagents.agents.mailbox import poke, serve_offline_root
+from piagents.agents.errors import AgentCallError, error
+from piagents.agents.ports import AgentsPorts
 from piagents.agents.texts import Shown
 from piagents.agents.tree import AgentMarks, Tree
 from piagents.agents.unrecorded import InputEnd, UnrecordedEnds
@@ -31,13 +34,13 @@ from piagents.harness.events import (
     RunStarted,
 )
 from piagents.harness.loop import AgentLoop
-from piagents.harness.tools.base import ToolResult
-from piagents.store.base import SessionInUse, StoreError
+from piagents.store.base import StoreError
 from piagents.store.records import InputRecord, SessionRecord, new_id
 
 if TYPE_CHECKING:
     from piagents.agent import Agent
-    from piagents.runtime import Runtime
+
+__all__ = ["ABORTED_RESULT", "STATES", "Accepted", "AgentCallError", "Coordinator", "error"]
 
 log = logging.getLogger("piagents")
 
@@ -45,26 +48,12 @@ ABORTED_RESULT = "The input was aborted."
 STATES = ("running", "waiting", "queued", "idle")
 
 
-class AgentCallError(Exception):
-    """An invalid `agent` call: its message is the error text the model reads."""
-
-
-@dataclass(frozen=True, slots=True)
-class Accepted:
-    record: InputRecord
-    queued: bool
-    future: asyncio.Future[RunOutcome] | None = None
-
-
-def error(text: str) -> ToolResult:
-    return ToolResult(text, None, True)
-
-
 class Coordinator:
     """One per runtime: the trees loaded here and the Agents in them."""
 
-    def __init__(self, runtime: Runtime) -> None:
-        self.rt = runtime
+    def __init__(self, ports: AgentsPorts) -> None:
+        self.ports = ports
+        self.delivery = Delivery(ports, self)  # every message to an Agent goes through it
         self.trees: dict[str, Tree] = {}
         self.marks: dict[str, AgentMarks] = {}
         self._directory: Directory | None = None
@@ -74,23 +63,23 @@ class Coordinator:
         # Ends of inputs the store refused (full, locked), retried until it takes them.
         self._unrecorded = UnrecordedEnds(
             self._record_end,
-            lambda retry: self.rt.background(retry, "recording the end of inputs"),
-            lambda: self.rt.closing,
+            lambda retry: ports.background(retry, "recording the end of inputs"),
+            ports.closing,
         )
 
     # ---- settings & basics ---------------------------------------------------
 
     @property
     def max_concurrent(self) -> int:
-        return self.rt.settings.agents.max_concurrent
+        return self.ports.settings().agents.max_concurrent
 
     @property
     def max_outstanding(self) -> int:
-        return self.rt.settings.agents.max_outstanding
+        return self.ports.settings().agents.max_outstanding
 
     @property
     def abort_timeout(self) -> float:
-        return self.rt.settings.agents.abort_timeout_ms / 1000
+        return self.ports.settings().agents.abort_timeout_ms / 1000
 
     def changed(self) -> None:
         """Something may have changed state; listeners hear once per loop iteration."""
@@ -110,13 +99,13 @@ class Coordinator:
 
     def _publish_root_states(self) -> None:
         """Record root states so runtimes in other processes can list them."""
-        for agent in list(self.rt.agents.values()):
+        for agent in list(self.ports.agents.values()):
             if agent.session.record.is_root:
                 state = self.state_of(agent.id)
                 if self._published.get(agent.id) != state:
                     self._published[agent.id] = state
                     with contextlib.suppress(Exception):
-                        self.rt.store.set_state(agent.id, state)
+                        self.ports.store().set_state(agent.id, state)
 
     def root_of(self, record: SessionRecord) -> str:
         return record.root_id or record.id
@@ -131,7 +120,7 @@ class Coordinator:
     @property
     def directory(self) -> Directory:
         if self._directory is None:
-            self._directory = Directory(self.rt.store)
+            self._directory = Directory(self.ports.store())
         return self._directory
 
     def sessions_changed(self, record: SessionRecord) -> None:
@@ -157,16 +146,15 @@ class Coordinator:
 
     def _settle_leftovers(self, root_id: str, tree: Tree) -> None:
         """Inputs a crashed or closed runtime left open end `aborted` on the next load."""
-        store = self.rt.store
+        store = self.ports.store()
         # Sessions a live worker holds (managed agents in their own processes) are its own.
         # The directory reads the tree's records once, for this and for `list`.
         owned = [sid for sid in self.directory.tree(root_id) if store.lease_of(sid) is None]
         tree_ids = [root_id, *owned]
         open_ids = [
-            r.id
-            for r in self.rt.store.inputs(recipient_ids=tree_ids, outstanding=True, delivered=True)
+            r.id for r in store.inputs(recipient_ids=tree_ids, outstanding=True, delivered=True)
         ]
-        self.rt.store.end_inputs(open_ids, "aborted", ABORTED_RESULT)
+        store.end_inputs(open_ids, "aborted", ABORTED_RESULT)
 
     def detach(self, agent: Agent) -> None:
         self.marks.pop(agent.id, None)
@@ -185,7 +173,7 @@ class Coordinator:
 
     def state_of(self, agent_id: str) -> str:
         """running, waiting, queued or idle (an Agent not loaded here is idle)."""
-        agent = self.rt.agents.get(agent_id)
+        agent = self.ports.agents.get(agent_id)
         if agent is None:
             return "idle"
         marks = self.marks.get(agent_id)
@@ -215,7 +203,7 @@ class Coordinator:
             return True
         return any(
             a.session.record.root_id == root_id and self.state_of(a.id) != "idle"
-            for a in self.rt.agents.values()
+            for a in self.ports.agents.values()
             if not a.session.record.is_root
         )
 
@@ -223,7 +211,7 @@ class Coordinator:
         """Owned Agents of a tree with live work, in start order."""
         return [
             a
-            for a in self.rt.agents.values()
+            for a in self.ports.agents.values()
             if a.session.record.root_id == root_id and self.state_of(a.id) != "idle"
         ]
 
@@ -272,107 +260,25 @@ class Coordinator:
         text: str,
         delivery: str,
     ) -> Accepted:
-        """Accept a message for `recipient`: here, in the runtime holding it, or by
-        waking it when no runtime does."""
-        agent = self.rt.agents.get(recipient.id)
-        if agent is not None:
-            return self.accept(sender, agent, text, delivery)
-        reader = sender.session.record if sender is not None else recipient
-        if not recipient.is_root:
-            worker = self.rt.store.lease_of(recipient.id)
-            if worker is not None and (
-                self.rt.holder is None or worker.token != self.rt.holder.token
-            ):
-                return await self._post_to_worker(sender, recipient, text, delivery, worker.token)
-            return self.accept(sender, await self.rt.wake(recipient), text, delivery)
-        holder = self.rt.store.lease_of(recipient.id)
-        if holder is None and delivery == "write":
-            raise AgentCallError(texts.write_to_offline(self.shown(recipient, reader)))
-        if holder is None and self.rt.wake_in_process:
-            with contextlib.suppress(SessionInUse):  # taken meanwhile: leave it there
-                return self.accept(sender, await self.rt.wake(recipient), text, delivery)
-        return await self.post(sender, recipient, text, delivery)
-
-    async def post(
-        self, sender: Agent | None, recipient: SessionRecord, text: str, delivery: str
-    ) -> Accepted:
-        """Leave a message in the store for the runtime that holds (or will hold) a root."""
-        sender_rec = sender.session.record if sender is not None else None
-        kind = "write" if delivery == "write" else "input"
-        # Roots have no owner, and only owners get results.
-        stored = self._record_input(
-            recipient.id, recipient, sender_rec, kind, delivery, text, False, delivered=False
-        )
-        await self.reach(recipient)
-        return Accepted(stored, False, None)
-
-    async def _post_to_worker(
-        self,
-        sender: Agent | None,
-        recipient: SessionRecord,
-        text: str,
-        delivery: str,
-        token: str,
-    ) -> Accepted:
-        """An owned Agent another process runs (a managed agent's worker): leave the
-        message in the store for it and say so; it is never loaded twice."""
-        sender_rec = sender.session.record if sender is not None else None
-        kind = "write" if delivery == "write" else "input"
-        stored = self._record_input(
-            self.root_of(recipient),
-            recipient,
-            sender_rec,
-            kind,
-            delivery,
-            text,
-            False,
-            delivered=False,
-        )
-        await poke(token)
-        return Accepted(stored, False, None)
+        """Accept a message for `recipient`, wherever it is (see `Delivery.deliver`)."""
+        return await self.delivery.deliver(sender, recipient, text, delivery)
 
     def drain(self) -> None:
-        """Take inputs left in the store (by other runtimes, or results recorded with
-        their generation) for Agents loaded here."""
-        for stored in self.rt.store.take_undelivered(list(self.rt.agents)):
-            if stored.kind == "control":  # for the supervisor of a managed agent's worker
-                self.rt.supervisor.on_control(stored)
-                continue
-            agent = self.rt.agents.get(stored.recipient_id)
-            if agent is not None:
-                try:
-                    self._submit(agent, stored)
-                except StoreError as exc:  # the others taken with it are still handed over
-                    log.warning("An input for %s could not be added: %s", agent.id, exc)
-        self.changed()  # a poke may only say that a worker's generation changed state
+        """Take inputs left in the store for Agents loaded here (see `Delivery.drain`)."""
+        self.delivery.drain()
 
     async def reach(self, recipient: SessionRecord) -> None:
-        """Messages wait in the store for `recipient`, which is not loaded here: tell the
-        runtime holding its tree, or start its root to take them (here, when this
-        runtime wakes roots itself, else in a background `pi-agents serve`)."""
-        root_id = recipient.root_id or recipient.id
-        holder = self.rt.store.lease_of(root_id)
-        if holder is not None and await poke(holder.token):
-            return
-        if self.rt.store.lease_of(root_id) is not None:
-            return  # its holder takes them when it next drains
-        root = self.rt.store.get_session(root_id)
-        if root is None:
-            return
-        if not self.rt.wake_in_process:
-            serve_offline_root(self.rt.home, root_id)
-            return
-        with contextlib.suppress(SessionInUse, AgentCallError):
-            await self.rt.wake(root)
-            self.drain()
+        """Get messages waiting in the store to `recipient` (see `Delivery.reach`)."""
+        await self.delivery.reach(recipient)
 
     def submit_stored(self, recipient: Agent, stored: InputRecord) -> Accepted:
         """Hand an input already recorded in the store to an Agent loaded here."""
         return self._submit(recipient, stored)
 
-    def _rendered(
+    def rendered(
         self, sender: SessionRecord | None, recipient: SessionRecord, text: str, kind: str
     ) -> str:
+        """The text the recipient's model reads for a message from `sender`."""
         if sender is None:
             return text
         from_owner = recipient.owner_id == sender.id
@@ -408,40 +314,10 @@ class Coordinator:
             raise AgentCallError(texts.input_rejected(tree.outstanding))
         if has_result is None:
             has_result = kind == "input" and from_owner
-        stored = self._record_input(
+        stored = self.delivery.message(
             tree.root_id, record, sender_rec, kind, delivery, text, has_result, plain=plain
         )
         return self._submit(recipient, stored)
-
-    def _record_input(
-        self,
-        root_id: str,
-        recipient: SessionRecord,
-        sender: SessionRecord | None,
-        kind: str,
-        delivery: str,
-        text: str,
-        has_result: bool,
-        *,
-        delivered: bool = True,
-        plain: bool = False,
-    ) -> InputRecord:
-        """Commit an accepted message; writes have nothing to end, so they are done at once."""
-        return self.rt.store.add_input(
-            InputRecord(
-                id=new_id(),
-                root_id=root_id,
-                recipient_id=recipient.id,
-                sender_id=sender.id if sender is not None else None,
-                kind=kind,
-                delivery=delivery,
-                text=text,
-                has_result=has_result,
-                status="outstanding" if kind != "write" else "completed",
-                delivered=delivered,
-                rendered=text if plain else self._rendered(sender, recipient, text, kind),
-            )
-        )
 
     def _submit(self, recipient: Agent, stored: InputRecord) -> Accepted:
         record = recipient.session.record
@@ -539,7 +415,7 @@ class Coordinator:
             raise
 
     def _record_end(self, end: InputEnd) -> None:
-        ended = self.rt.store.end_inputs(
+        ended = self.ports.store().end_inputs(
             list(end.ids),
             end.status,
             end.result,
@@ -557,8 +433,8 @@ class Coordinator:
         self.changed()
 
     def _tell_owner(self, record: SessionRecord, ended: Sequence[InputRecord]) -> None:
-        owner = self.rt.agents.get(record.owner_id or "")
-        if owner is None or self.rt.closing:
+        owner = self.ports.agents.get(record.owner_id or "")
+        if owner is None or self.ports.closing():
             return
         owner_marks = self.marks.get(owner.id)
         waiters = [
@@ -575,7 +451,7 @@ class Coordinator:
             return
         outcome = notify[-1].status
         text = texts.notification(self.shown(record, owner.session.record), outcome)
-        agent = self.rt.agents.get(record.id)
+        agent = self.ports.agents.get(record.id)
         delivery = "steer"
         if agent is None:
             return

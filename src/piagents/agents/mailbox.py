@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import subprocess
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 PREFIX = "pi-agents-"
 
@@ -69,24 +67,3 @@ async def poke(token: str, timeout: float = 2.0) -> bool:
         return True
     except (OSError, TimeoutError):
         return False
-
-
-def serve_offline_root(home: Path, session_id: str) -> None:
-    """Start a `pi-agents serve` process for an offline root with inputs waiting: it
-    takes them from the store and exits once the root is idle."""
-    subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "piagents.cli",
-            "serve",
-            "--home",
-            str(home),
-            "--session",
-            session_id,
-        ],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )

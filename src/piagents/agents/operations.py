@@ -6,14 +6,14 @@ slots, results, waits) live in the coordinator.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from piagents.agents import texts
-from piagents.agents.coordinator import AgentCallError, Coordinator, error
+from piagents.agents.clock import AsyncioClock, WaitClock
+from piagents.agents.coordinator import Coordinator
+from piagents.agents.errors import AgentCallError, error
 from piagents.agents.listing import (
     ListRow,
     excerpt,
@@ -22,34 +22,51 @@ from piagents.agents.listing import (
     render_page,
     unwrap,
 )
+from piagents.agents.ports import AgentsPorts
 from piagents.agents.texts import Shown
 from piagents.agents.tree import AgentMarks, Waiter
 from piagents.agents.wait_output import ResultItem, render_wait
 from piagents.ai.models import ModelRef, parse_thinking_level
+from piagents.ai.registry import ProviderRegistry
 from piagents.harness.tools.base import ToolResult
 from piagents.store.base import StoreError
 from piagents.store.records import InputRecord, MessageEntry, SearchHit, SessionRecord, new_id
 
 if TYPE_CHECKING:
     from piagents.agent import Agent
-    from piagents.runtime import Runtime
 
 
 class Operations:
     """spawn, send, wait, list and abort, as one caller's tool performs them."""
 
-    def __init__(self, coordinator: Coordinator) -> None:
+    def __init__(
+        self,
+        coordinator: Coordinator,
+        ports: AgentsPorts,
+        *,
+        providers: ProviderRegistry,
+        default_model: Callable[[], str | None],
+        clock: WaitClock | None = None,
+    ) -> None:
         self.c = coordinator
+        self.ports = ports
+        self.providers = providers
+        self.default_model = default_model
+        self.clock: WaitClock = clock if clock is not None else AsyncioClock()
 
     @property
-    def rt(self) -> Runtime:
-        return self.c.rt
+    def max_concurrent(self) -> int:
+        return self.c.max_concurrent
+
+    @property
+    def max_outstanding(self) -> int:
+        return self.c.max_outstanding
 
     async def spawn(self, caller: Agent, args: dict[str, Any]) -> ToolResult:
         me = caller.session.record
         name = args["name"]
         message = args["message"]
-        for sibling in self.rt.store.list_sessions(owner_id=me.id):
+        for sibling in self.ports.store().list_sessions(owner_id=me.id):
             if sibling.name == name:
                 return error(texts.name_taken(name, self.c.shown(sibling, me).short_id))
         tree = self.c.tree(self.c.root_of(me))
@@ -67,14 +84,14 @@ class Operations:
         try:
             ref = ModelRef.parse(model)
             if args.get("model"):  # chosen by the model: never an arbitrary faux route
-                own = (str(caller.loop.model), self.rt.default_model)
-                self.rt.providers.check_model_choice(ref, own)
-            self.rt.providers.resolve(ref)
+                own = (str(caller.loop.model), self.default_model())
+                self.providers.check_model_choice(ref, own)
+            self.providers.resolve(ref)
         except Exception as exc:
             return error(texts.invalid(f"model {model!r}: {exc}"))
         thinking = args.get("thinkingLevel") or ref.thinking or caller.loop.thinking
         parse_thinking_level(thinking)
-        child = await self.rt.create_owned(
+        child = await self.ports.loader.create_owned(
             caller,
             name=name,
             cwd=str(cwd),
@@ -85,7 +102,7 @@ class Operations:
         try:
             accepted = self.c.accept(caller, child, message, "followUp")
         except (AgentCallError, StoreError) as exc:  # nothing half-made stays behind
-            await self.rt.discard_owned(child)
+            await self.ports.loader.discard_owned(child)
             return error(str(exc))
         shown = self.c.shown(child.session.record, me)
         text = texts.spawned(shown, self.c.max_concurrent if accepted.queued else None)
@@ -109,7 +126,7 @@ class Operations:
             return error(texts.message_to_self())
         if delivery == "write":
             for r in records:
-                if r.id not in self.rt.agents and self._offline(r):
+                if r.id not in self.ports.agents and self._offline(r):
                     return error(texts.write_to_offline(self.c.shown(r, me)))
             shown = []
             for r in records:
@@ -130,12 +147,12 @@ class Operations:
 
     def _offline(self, record: SessionRecord) -> bool:
         root = self.c.root_of(record)
-        if root in self.rt.agents:
+        if root in self.ports.agents:
             return False
-        return self.rt.store.lease_of(root) is None
+        return self.ports.store().lease_of(root) is None
 
     def owned_by(self, caller: SessionRecord) -> list[SessionRecord]:
-        return self.rt.store.list_sessions(owner_id=caller.id)
+        return self.ports.store().list_sessions(owner_id=caller.id)
 
     async def wait(self, caller: Agent, args: dict[str, Any]) -> ToolResult:
         me = caller.session.record
@@ -148,7 +165,7 @@ class Operations:
             owned = self.owned_by(me)
             unread = {
                 r.recipient_id
-                for r in self.rt.store.inputs(
+                for r in self.ports.store().inputs(
                     recipient_ids=[s.id for s in owned],
                     has_result=True,
                     read=False,
@@ -183,9 +200,7 @@ class Operations:
                 tree.slots.release(me.id)
             self.c.changed()
             try:
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(timeout):
-                        await waiter.done.wait()
+                await self.clock.wait_for(waiter.done, timeout)
             finally:
                 # On timeout or cancellation too; the last wait to end lines up for the slot.
                 tree.end_wait(waiter, marks)
@@ -210,7 +225,7 @@ class Operations:
         tree = self.c.tree(self.c.root_of(me))
         ids = [s.id for s in selected]
         by_id = {s.id: s for s in selected}
-        ended = self.rt.store.inputs(recipient_ids=ids, has_result=True, outstanding=False)
+        ended = self.ports.store().inputs(recipient_ids=ids, has_result=True, outstanding=False)
         items: list[ResultItem] = []
         if history:
             for agent_id in ids:
@@ -221,13 +236,13 @@ class Operations:
             if not r.read:
                 items.append(self._item(r, by_id[r.recipient_id], me, False))
         pending = [(s.id, self.c.shown(s, me)) for s in selected if tree.pending(s.id)]
-        path = self.rt.home / "outputs" / me.id / f"wait-{new_id()}.txt"
+        path = self.ports.home / "outputs" / me.id / f"wait-{new_id()}.txt"
         output = render_wait(items, pending, interrupted, full_output_path=str(path))
         if output.full_text is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(output.full_text, encoding="utf-8")
         newly_read = [i for i in output.returned if i in {r.id for r in ended if not r.read}]
-        self.rt.store.mark_read(newly_read)
+        self.ports.store().mark_read(newly_read)
         return ToolResult(output.text, output.details)
 
     def _item(
@@ -242,7 +257,7 @@ class Operations:
         limit = int(args.get("limit", 20))
         offset = int(args.get("offset", 0))
         groups = parse_query(args.get("query") or "")
-        store = self.rt.store
+        store = self.ports.store()
         root_id = self.c.root_of(me)
         hits: dict[str, SearchHit] = {}
         if groups:
@@ -282,11 +297,11 @@ class Operations:
         out: dict[str, str] = {}
         remote = []
         for s in records:
-            if s.id in self.rt.agents or not s.is_root or self.c.root_of(s) in self.rt.agents:
+            if s.id in self.ports.agents or not s.is_root or self.c.root_of(s) in self.ports.agents:
                 out[s.id] = self.c.state_of(s.id)
             else:
                 remote.append(s.id)
-        for sid, state in self.rt.store.states(remote).items():
+        for sid, state in self.ports.store().states(remote).items():
             out[sid] = "idle" if state == "offline" else state
         for sid in remote:
             out.setdefault(sid, "idle")
@@ -301,7 +316,7 @@ class Operations:
         shown = self.c.shown(record, me)
         if record.owner_id != me.id:
             return error(texts.not_owned(shown))
-        agent = self.rt.agents.get(record.id)
+        agent = self.ports.agents.get(record.id)
         if agent is None:
             return ToolResult(texts.nothing_to_abort(shown), {"id": record.id, "aborted": False})
         marks = self.c.marks.setdefault(agent.id, AgentMarks())

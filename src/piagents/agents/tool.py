@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from piagents.agents import texts
-from piagents.agents.coordinator import STATES, Coordinator
+from piagents.agents.coordinator import STATES
 from piagents.agents.operations import Operations
 from piagents.ai.models import THINKING_LEVELS
 from piagents.harness.tools.base import ToolContext, ToolResult
@@ -80,13 +80,10 @@ class AgentTool:
     prompt_snippet = texts.PROMPT_SNIPPET
     prompt_guidelines: Sequence[str] = texts.PROMPT_GUIDELINES
 
-    def __init__(self, coordinator: Coordinator, caller: Agent) -> None:
-        self.coordinator = coordinator
-        self.operations = Operations(coordinator)
+    def __init__(self, operations: Operations, caller: Agent) -> None:
+        self.operations = operations
         self.caller = caller
-        self.description = texts.description(
-            coordinator.max_concurrent, coordinator.max_outstanding
-        )
+        self.description = texts.description(operations.max_concurrent, operations.max_outstanding)
         self.parameters = parameters()
 
     def is_poll(self, args: dict[str, Any], details: Any) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -18,6 +18,9 @@ from piagents.agent import Agent
 from piagents.agents.listing import one_line
 from piagents.store.records import SessionRecord
 from piagents.tui.frames import FrameScheduler
+
+if TYPE_CHECKING:
+    from piagents.runtime import Runtime
 
 REQUEST_WIDTH = 120
 
@@ -72,9 +75,8 @@ def agent_entries(
     return entries
 
 
-def tree_entries(root: Agent) -> list[AgentEntry]:
+def tree_entries(rt: Runtime, root: Agent) -> list[AgentEntry]:
     """The entries of `root`'s tree as the runtime and store know them now."""
-    rt = root.runtime
     coordinator = rt.coordinator
     records = rt.store.list_sessions(root_id=root.id)
     ids = [r.id for r in records]
@@ -114,8 +116,9 @@ class AgentListScreen(ModalScreen[str | None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Close")]
 
-    def __init__(self, root: Agent) -> None:
+    def __init__(self, runtime: Runtime, root: Agent) -> None:
         super().__init__()
+        self.runtime = runtime
         self.root = root
         self.entries: list[AgentEntry] = []
         self._frames = FrameScheduler(self, self._refresh_entries, delay=0.2)  # reads the store
@@ -127,15 +130,15 @@ class AgentListScreen(ModalScreen[str | None]):
 
     def on_mount(self) -> None:
         self._refresh_entries()
-        self.root.runtime.coordinator.listeners.append(self._frames.poke)
+        self.runtime.coordinator.listeners.append(self._frames.poke)
 
     def on_unmount(self) -> None:
-        listeners = self.root.runtime.coordinator.listeners
+        listeners = self.runtime.coordinator.listeners
         if self._frames.poke in listeners:
             listeners.remove(self._frames.poke)
 
     def _refresh_entries(self) -> None:
-        entries = tree_entries(self.root)
+        entries = tree_entries(self.runtime, self.root)
         if entries == self.entries and entries:
             return
         self.entries = entries

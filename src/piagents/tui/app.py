@@ -256,7 +256,10 @@ class PiAgentsApp(App[int]):
         coordinator = self.runtime.coordinator
         # A lead's managed agents show in the supervision status instead.
         lead = is_lead(self.runtime, root)
-        rows = [] if lead else task_rows(take_snapshot(coordinator, root), self.panel_rows())
+        agents = self.runtime.agents
+        rows = (
+            [] if lead else task_rows(take_snapshot(coordinator, agents, root), self.panel_rows())
+        )
         self.task_panel.show_rows(rows)
         state = coordinator.state_of(root.id)
         shown = self.footer.status
@@ -397,7 +400,7 @@ class PiAgentsApp(App[int]):
         if is_lead(self.runtime, root):
             self.push_screen(SupervisionScreen(self.runtime, root, self.clock), callback=chosen)
             return
-        self.push_screen(AgentListScreen(root), callback=chosen)
+        self.push_screen(AgentListScreen(self.runtime, root), callback=chosen)
 
     def open_viewer(self, agent_id: str) -> None:
         if self.root is not None:

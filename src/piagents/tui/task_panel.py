@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from piagents.agent import Agent
 from piagents.agents.coordinator import Coordinator
 from piagents.tui.rows_panel import RowsPanel
 from piagents.tui.task_rows import AgentTask, TaskSnapshot
 
 
-def take_snapshot(coordinator: Coordinator, root: Agent) -> TaskSnapshot:
+def take_snapshot(
+    coordinator: Coordinator, agents: Mapping[str, Agent], root: Agent
+) -> TaskSnapshot:
     """The loaded owned Agents of `root`'s tree, in the order they were loaded (started)."""
     shorts = coordinator.short_map(root.session.record)
     tasks = []
-    for agent in list(root.runtime.agents.values()):
+    for agent in list(agents.values()):
         record = agent.session.record
         if record.root_id != root.id or record.is_root:
             continue

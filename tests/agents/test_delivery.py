@@ -1,0 +1,60 @@
+"""Every message to an Agent goes through one delivery path, which says how it got there."""
+
+from agent_support import runtime, until
+
+from piagents.agents import delivery
+
+
+def user_texts(call):
+    return [m.text for m in call.messages if m.role == "user"]
+
+
+async def test_a_message_to_an_agent_loaded_here_is_delivered_to_its_loop(home, work, script):
+    script.on(None, lambda call: "hi back")
+    async with runtime(home, script) as rt:
+        root = await rt.open_root(cwd=work)
+        accepted = rt.coordinator.user_input(root, "hello")
+        assert accepted.route == "delivered" and accepted.future is not None
+        assert (await accepted.future).answer == "hi back"
+        assert rt.store.inputs(recipient_ids=[root.id])[0].id == accepted.record.id
+
+
+async def test_a_message_to_an_offline_root_wakes_it_here_when_the_runtime_wakes_roots(
+    home, work, script
+):
+    answered = []
+    script.on("sleeper", lambda call: answered.append(user_texts(call)[-1]) or "awake")
+    async with runtime(home, script) as rt:
+        sid = (await rt.open_root(cwd=work, name="sleeper")).id
+    async with runtime(home, script) as rt:
+        record = rt.store.get_session(sid)
+        accepted = await rt.delivery.deliver(None, record, "wake up", "followUp")
+        assert accepted.route == "woken"
+        await until(lambda: answered == ["wake up"])
+
+
+async def test_a_message_to_a_root_another_runtime_holds_is_stored_and_its_holder_poked(
+    home, work, script
+):
+    answered = []
+    script.on("held", lambda call: answered.append(user_texts(call)[-1]) or "ok")
+    async with runtime(home, script) as holder, runtime(home, script) as other:
+        held = await holder.open_root(cwd=work, name="held")
+        record = other.store.get_session(held.id)
+        accepted = await other.delivery.deliver(None, record, "over here", "followUp")
+        assert accepted.route == "poked" and accepted.future is None
+        await until(lambda: answered == ["over here"])
+
+
+async def test_an_offline_root_gets_a_serve_process_when_the_runtime_does_not_wake_roots(
+    home, work, script, monkeypatch
+):
+    served = []
+    monkeypatch.setattr(delivery, "serve_offline_root", lambda h, sid: served.append(sid))
+    async with runtime(home, script) as rt:
+        sid = (await rt.open_root(cwd=work, name="sleeper")).id
+    async with runtime(home, script) as rt:
+        rt.wake_in_process = False
+        accepted = await rt.delivery.deliver(None, rt.store.get_session(sid), "hi", "followUp")
+        assert accepted.route == "serve" and served == [sid]
+        assert delivery.waiting_for(rt.store, sid)  # left in the store for that process
