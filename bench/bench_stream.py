@@ -1,0 +1,172 @@
+"""1,000 Agents streaming at once in one process (issue 12).
+
+A root spawns N owned Agents through the `agent` tool; each child's model streams
+50 text deltas 40 ms apart (2 s of streaming), then answers; the root waits for all
+of them. A ticker measures how late the event loop wakes (its lag), every 10 ms.
+
+Targets: loop lag p99 under 20 ms; wall time (spawns included) under 1.3x the ideal
+(the 2 s one stream takes); peak memory reported.
+
+    python bench/bench_stream.py [--agents N] [--deltas D] [--gap-ms G] [--profile]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import resource
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from _common import common_args, emit, note, print_profile, quantile, result, temp_home
+
+from piagents import Runtime
+from piagents.ai.events import StreamEnd, StreamEvent, TextDelta
+from piagents.ai.messages import AssistantMessage, TextContent
+from piagents.ai.provider import ModelRequest
+from piagents.testing import FunctionModel
+
+LAG_TARGET_MS = 20.0
+WALL_RATIO_TARGET = 1.3
+TICK_S = 0.01
+
+
+class StreamingModel(FunctionModel):
+    """Children stream `deltas` pieces `gap` seconds apart; the root answers at once."""
+
+    def __init__(self, deltas: int, gap: float) -> None:
+        super().__init__(lambda call: "root turn")
+        self.deltas = deltas
+        self.gap = gap
+        self.streams = 0
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        if request.agent_name is None:
+            async for event in super().stream(request):
+                yield event
+            return
+        self.streams += 1
+        for i in range(self.deltas):
+            await asyncio.sleep(self.gap)
+            yield TextDelta(f"piece {i} ")
+        text = "".join(f"piece {i} " for i in range(self.deltas))
+        yield StreamEnd(
+            AssistantMessage(
+                (TextContent(text),),
+                "stop",
+                provider=request.model.provider,
+                model=request.model.model_id,
+                api="faux",
+            )
+        )
+
+
+async def lag_ticker(samples: list[float], stop: asyncio.Event) -> None:
+    while not stop.is_set():
+        t0 = time.perf_counter()
+        await asyncio.sleep(TICK_S)
+        samples.append((time.perf_counter() - t0 - TICK_S) * 1e3)
+
+
+async def run(agents: int, deltas: int, gap: float) -> dict[str, Any]:
+    model = StreamingModel(deltas, gap)
+    settings = {"pi-agents": {"maxConcurrent": agents, "maxOutstanding": agents}}
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with temp_home() as base:
+        async with Runtime(home=base / "home", model=model, settings=settings) as rt:
+            root = await rt.open_root(cwd=base / "work")
+            gc.collect()
+            lags: list[float] = []
+            stop = asyncio.Event()
+            ticker = asyncio.create_task(lag_ticker(lags, stop))
+            t0 = time.perf_counter()
+            for i in range(agents):
+                res = await root.call_tool(
+                    "agent", {"action": "spawn", "name": f"s{i}", "message": "stream"}
+                )
+                assert not res.is_error, res.text
+                # A spawn whose store work does not suspend returns without letting
+                # the loop run; yield as a model-driven root does between its turns.
+                await asyncio.sleep(0)
+            spawned = time.perf_counter() - t0
+            during_spawns = len(lags)
+            read = 0
+            while True:
+                res = await root.call_tool("agent", {"action": "wait", "timeout": 3600})
+                assert not res.is_error, res.text
+                read += sum(1 for r in res.details["results"] if "result" in r)
+                if not res.details["pending"] and not res.details["results"]:
+                    break
+            wall = time.perf_counter() - t0
+            stop.set()
+            await ticker
+    rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert read == agents, (read, agents)
+    assert model.streams == agents, model.streams
+    ideal = deltas * gap
+    return {
+        "agents": agents,
+        "wall_s": wall,
+        "spawn_s": spawned,
+        "ideal_s": ideal,
+        "wall_ratio": wall / ideal,
+        "lag_p50_ms": quantile(lags, 0.5),
+        "lag_p99_ms": quantile(lags, 0.99),
+        "lag_max_ms": max(lags),
+        "lag_p99_spawning_ms": quantile(lags[:during_spawns] or [0.0], 0.99),
+        "lag_p99_waiting_ms": quantile(lags[during_spawns:] or [0.0], 0.99),
+        "peak_rss_mb": rss1 / 1024,
+        "rss_growth_mb": (rss1 - rss0) / 1024,
+    }
+
+
+def main() -> None:
+    p = common_args(__doc__ or "")
+    p.add_argument("--agents", type=int, default=1000)
+    p.add_argument("--deltas", type=int, default=50)
+    p.add_argument("--gap-ms", type=float, default=40.0)
+    args = p.parse_args()
+    agents = 50 if args.quick else args.agents
+    reps = args.reps or (1 if args.quick or args.profile else 3)
+    runs = []
+    for _ in range(reps):
+        if args.profile:
+            import cProfile
+
+            profiler = cProfile.Profile()
+            profiler.enable()
+            out = asyncio.run(run(agents, args.deltas, args.gap_ms / 1000))
+            profiler.disable()
+            print_profile(profiler)
+        else:
+            out = asyncio.run(run(agents, args.deltas, args.gap_ms / 1000))
+        emit({"kind": "run", **out})
+        note(
+            f"{agents} streams: wall {out['wall_s']:.2f} s ({out['wall_ratio']:.2f}x ideal), "
+            f"spawns {out['spawn_s']:.2f} s, lag p99 {out['lag_p99_ms']:.1f} ms "
+            f"(spawning {out['lag_p99_spawning_ms']:.1f}, waiting {out['lag_p99_waiting_ms']:.1f}), "
+            f"peak rss {out['peak_rss_mb']:.0f} MB"
+        )
+        runs.append(out)
+    result(
+        "stream",
+        f"{agents} Agents streaming: loop lag p99",
+        [r["lag_p99_ms"] for r in runs],
+        unit="ms",
+        target=LAG_TARGET_MS,
+        spread="minmax",
+    )
+    result(
+        "stream",
+        f"{agents} Agents streaming: wall / ideal",
+        [r["wall_ratio"] for r in runs],
+        unit="x",
+        target=WALL_RATIO_TARGET,
+        spread="minmax",
+        peak_rss_mb=max(r["peak_rss_mb"] for r in runs),
+    )
+
+
+if __name__ == "__main__":
+    main()
