@@ -35,7 +35,7 @@ from piagents.store.records import SessionRecord
 from piagents.store.sqlite import SQLiteStore
 from piagents.store.sqlite_errors import home_error
 from piagents.supervision import briefing
-from piagents.supervision.ports import AgentHandle, Coordination, SupervisionPorts
+from piagents.supervision.ports import AgentHandle, Coordination, Delivering, SupervisionPorts
 from piagents.supervision.supervisor import Supervisor
 from piagents.supervision.tool import SupervisionTool
 
@@ -143,9 +143,9 @@ class Runtime:
         # Where managed agents run when settings name no placement (the CLI: `process`).
         self.default_placement = "inline"
         # All the supervision face sees of this runtime. It hands back only Agents this
-        # runtime gave it, hence the casts to the Agent-typed coordinator and unload.
+        # runtime gave it, hence the casts to the Agent-typed coordinator, delivery, unload.
         unload = cast(Callable[[AgentHandle, float | None], Coroutine[Any, Any, None]], self.unload)
-        ports = SupervisionPorts(
+        supervision_ports = SupervisionPorts(
             home=self.home,
             settings=lambda: self.settings,
             default_thinking=self.default_thinking,
@@ -155,6 +155,7 @@ class Runtime:
             default_placement=lambda: self.default_placement,
             agents=self.agents,
             coordinator=cast(Coordination, self.coordinator),
+            delivery=cast(Delivering, self.delivery),
             background=self.background,
             load_managed=self.load_managed,
             unload=unload,
@@ -162,7 +163,7 @@ class Runtime:
             extension_tools=self.extension_tools,
             worker_options=self.worker_options,
         )
-        self.supervisor = Supervisor(ports)
+        self.supervisor = Supervisor(supervision_ports)
 
     @property
     def wake_in_process(self) -> bool:

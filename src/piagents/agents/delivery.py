@@ -8,6 +8,13 @@ agent's worker) with a poke through its mailbox, or left for an offline root
 that is woken by the one wake policy (`WakePolicy`: loaded here, or by a
 background `pi-agents serve`). Results of supervision reach their owners the
 same way (`hand_over`).
+
+One exception to "committed by `commit`": a supervision result (or question) for
+an owner must commit in the same store transaction as its generation's change
+(`Store.update_generation(result=...)`), so that a crash between the two loses or
+repeats nothing. Delivery still owns it: `result_record` builds that record (left
+undelivered) and `hand_over` gets it to the owner once the transaction committed.
+Supervision reaches Agents only through these methods (its `Delivering` port).
 """
 
 from __future__ import annotations
@@ -127,6 +134,23 @@ class Delivery:
             notification=notification,
             has_result=has_result,
             plain=plain,
+        )
+
+    @staticmethod
+    def result_record(recipient_id: str, sender_id: str, root_id: str, text: str) -> InputRecord:
+        """A supervision result (or question) for the owner `recipient_id`, left
+        undelivered: the caller commits it with its generation's change, then
+        `hand_over` gets it to the owner."""
+        return InputRecord(
+            id=new_id(),
+            root_id=root_id,
+            recipient_id=recipient_id,
+            sender_id=sender_id,
+            kind="notification",
+            delivery="steer",
+            text=text,
+            delivered=False,
+            rendered=text,
         )
 
     def submit_stored(self, recipient: Agent, stored: InputRecord) -> Accepted:

@@ -12,7 +12,6 @@ from piagents.ai.messages import now_ms
 from piagents.harness.tools.base import ToolResult
 from piagents.store.records import new_id
 from piagents.supervision import texts
-from piagents.supervision.generations import owner_message
 from piagents.supervision.host import Supervising
 from piagents.supervision.ports import AgentHandle
 from piagents.supervision.requests import AskOwnerRequest
@@ -48,7 +47,7 @@ async def ask_owner(
         question=message.text,
     )
     future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    result = owner_message(gen.owner_id, gen.session_id, gen.root_id, notice)
+    result = sup.ports.delivery.result_record(gen.owner_id, gen.session_id, gen.root_id, notice)
     if not gens.begin_ask(live, gen, result, future):
         return ToolResult(texts.ASK_OWNER_ENDED, None, True)
     try:

@@ -113,7 +113,7 @@ def steer(sup: Supervising, caller: AgentHandle, req: SteerRequest) -> ToolResul
         remote.steer(sup, caller, g, message.text)
     else:
         live = live_of(sup, g, "steer")
-        sup.ports.coordinator.accept(
+        sup.ports.delivery.accept(
             caller, live.agent, message.text, "steer", has_result=False, plain=True
         )
     return ToolResult(
@@ -131,7 +131,7 @@ async def interrupt(sup: Supervising, caller: AgentHandle, req: InterruptRequest
         live = live_of(sup, g, "interrupt")
         async with sup.generations.interrupting(live):
             await live.agent.loop.abort(sup.ports.settings().agents.abort_timeout_ms / 1000)
-            sup.ports.coordinator.accept(
+            sup.ports.delivery.accept(
                 caller, live.agent, message.text, "followUp", has_result=False, plain=True
             )
     return ToolResult(

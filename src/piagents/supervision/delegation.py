@@ -232,7 +232,7 @@ async def _start(
     try:
         agent = sup.ports.load_managed(session)
         sup.generations.adopt(gen, agent, definition)
-        sup.ports.coordinator.accept(
+        sup.ports.delivery.accept(
             caller, agent, message.text, "followUp", has_result=False, plain=True
         )
     except Exception as exc:

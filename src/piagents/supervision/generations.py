@@ -31,8 +31,8 @@ from piagents.harness.events import (
 )
 from piagents.harness.loop import AgentLoop
 from piagents.store.base import StoreError
-from piagents.store.records import GenerationRecord, InputRecord, new_id
-from piagents.supervision import remote, texts
+from piagents.store.records import GenerationRecord, InputRecord
+from piagents.supervision import texts
 from piagents.supervision.definitions import AgentDefinition
 from piagents.supervision.live import LiveGeneration
 from piagents.supervision.ports import AgentHandle, ControlReceiver, SupervisionPorts
@@ -208,7 +208,7 @@ class Generations:
             final_answer=answer,
             error=error,
         )
-        result = owner_message(gen.owner_id, gen.session_id, gen.root_id, text)
+        result = self.ports.delivery.result_record(gen.owner_id, gen.session_id, gen.root_id, text)
         if status == "retired":
             self._mark_retired(gen.session_id)
         ended = self.ports.store().update_generation(final, end=True, result=result)
@@ -236,17 +236,9 @@ class Generations:
         store.update_session(session_id, meta=meta)
 
     def deliver(self, recipient_id: str) -> None:
-        """Hand messages waiting in the store to their recipient, wherever it is."""
-        ports = self.ports
-        if recipient_id in ports.agents:
-            ports.coordinator.drain()
-            return
-        if self.worker is not None:  # only nudge the lead: if it is down, it drains on restart
-            ports.background(remote.poke_holder(self, recipient_id), "waking the lead")
-            return
-        record = ports.store().get_session(recipient_id)
-        if record is not None and not ports.closing():
-            ports.background(ports.coordinator.reach(record), "delivering a result")
+        """Hand messages waiting in the store to their recipient, wherever it is. A
+        worker only nudges the lead: if it is down, it drains on restart."""
+        self.ports.delivery.hand_over(recipient_id, wake=self.worker is None)
 
     # ---- interrupt, ask_owner and close ------------------------------------------------
 
@@ -318,21 +310,6 @@ class Generations:
                 live.ask.cancel()
             answer = live.outcome.answer if live.outcome is not None else ""
             self.end(live, "aborted", answer, texts.CLOSED_BEFORE_FINISHED)
-
-
-def owner_message(recipient_id: str, sender_id: str, root_id: str, text: str) -> InputRecord:
-    """A message for a controller, left undelivered: `Generations.deliver` hands it over."""
-    return InputRecord(
-        id=new_id(),
-        root_id=root_id,
-        recipient_id=recipient_id,
-        sender_id=sender_id,
-        kind="notification",
-        delivery="steer",
-        text=text,
-        delivered=False,
-        rendered=text,
-    )
 
 
 def _compact(args: Any) -> str:

@@ -2,8 +2,8 @@
 
 The runtime wires one `SupervisionPorts` (see `Runtime.__init__`); the supervisor
 and its modules use only these, never the runtime itself. A loaded Agent is seen
-through `AgentHandle`, and the coordinator through `Coordination`: one method per
-distinct call that delivers or announces something.
+through `AgentHandle`, the coordinator through `Coordination` (what it announces),
+and the one delivery path through `Delivering`: every message and poke to an Agent.
 
 This module imports no other module of the supervision face, so every one of them
 can depend on it.
@@ -22,7 +22,7 @@ from piagents.harness.loop import AgentLoop
 from piagents.harness.session import Session
 from piagents.harness.tools.base import Tool
 from piagents.store.base import LeaseHolder, Store
-from piagents.store.records import InputRecord, SessionRecord
+from piagents.store.records import InputRecord
 
 
 class AgentHandle(Protocol):
@@ -45,11 +45,18 @@ class AgentHandle(Protocol):
 
 
 class Coordination(Protocol):
-    """The coordinator operations supervision calls: each hands a message to an Agent,
-    takes what waits in the store, or announces a change."""
+    """What supervision uses of the coordinator: its change announcements."""
 
     @property
     def listeners(self) -> list[Callable[[], None]]: ...
+
+    def changed(self) -> None:
+        """Something may have changed state."""
+
+
+class Delivering(Protocol):
+    """The delivery path (`agents.delivery.Delivery`) as supervision uses it: every
+    message supervision sends to an Agent, and every poke, goes through it."""
 
     def accept(
         self,
@@ -61,19 +68,34 @@ class Coordination(Protocol):
         has_result: bool | None = None,
         plain: bool = False,
     ) -> object:
-        """Record a message for an Agent loaded here and hand it to its loop."""
+        """Accept a message for an Agent loaded here and hand it to its loop."""
 
     def submit_stored(self, recipient: AgentHandle, stored: InputRecord) -> object:
-        """Hand an input already recorded in the store to an Agent loaded here."""
+        """Hand an input already committed (and taken from the store) to an Agent
+        loaded here."""
+
+    def commit(self, record: InputRecord) -> InputRecord:
+        """Commit an accepted message to the store (for a worker to take)."""
+
+    def result_record(
+        self, recipient_id: str, sender_id: str, root_id: str, text: str
+    ) -> InputRecord:
+        """A result (or question) for an owner, to commit with its generation's change."""
+
+    def hand_over(self, recipient_id: str, *, wake: bool = True) -> None:
+        """Get messages already committed for `recipient_id` to it, wherever it is."""
 
     def drain(self) -> None:
         """Take the inputs waiting in the store for Agents loaded here."""
 
-    async def reach(self, recipient: SessionRecord) -> None:
-        """Tell whoever holds `recipient`'s tree (or wake it) that messages wait for it."""
+    def nudge(self, token: str | None) -> None:
+        """Poke the process holding `token` (a worker), in the background."""
 
-    def changed(self) -> None:
-        """Something may have changed state."""
+    async def poke(self, token: str) -> bool:
+        """Tell the process holding `token` to look in the store now."""
+
+    async def poke_holder(self, recipient_id: str) -> None:
+        """Nudge the runtime holding the recipient's tree (from a worker: the lead)."""
 
 
 class ControlReceiver(Protocol):
@@ -95,6 +117,7 @@ class SupervisionPorts:
     default_placement: Callable[[], str]  # where managed agents run when settings name none
     agents: Mapping[str, AgentHandle]  # the Agents loaded here, by session id (read only)
     coordinator: Coordination
+    delivery: Delivering
     background: Callable[[Coroutine[Any, Any, object], str], None]  # contained background work
     load_managed: Callable[[Session], AgentHandle]
     unload: Callable[[AgentHandle, float | None], Coroutine[Any, Any, None]]

@@ -14,7 +14,7 @@ from piagents.store import lease
 from piagents.store.base import LeaseHolder
 from piagents.store.records import GenerationRecord
 from piagents.supervision import texts
-from piagents.supervision.generations import Generations, owner_message
+from piagents.supervision.generations import Generations
 
 
 def recovered(gens: Generations, g: GenerationRecord) -> GenerationRecord:
@@ -29,7 +29,7 @@ def recovered(gens: Generations, g: GenerationRecord) -> GenerationRecord:
     changed = msgspec.structs.replace(g, state=state, updated=now_ms())
     notice = None
     if state == "lost":
-        notice = owner_message(
+        notice = gens.ports.delivery.result_record(
             g.owner_id,
             g.session_id,
             g.root_id,

@@ -15,7 +15,6 @@ from typing import Any
 
 import msgspec
 
-from piagents.agents.mailbox import poke
 from piagents.ai.messages import now_ms
 from piagents.store.records import GenerationRecord, InputRecord, SessionRecord, new_id
 from piagents.supervision import error_texts, placement, texts
@@ -65,7 +64,7 @@ def leave(
 ) -> InputRecord:
     """A message for the managed session, kept in the store for its worker."""
     # As inline: a controller's messages reach its managed agent as they are (`plain`).
-    return sup.ports.store().add_input(
+    return sup.ports.delivery.commit(
         InputRecord(
             id=new_id(),
             root_id=g.root_id,
@@ -84,9 +83,7 @@ def leave(
 
 def nudge(sup: HasPorts, g: GenerationRecord) -> None:
     """Poke the worker running `g` (it also looks on its own every second)."""
-    token = g.token
-    if token and not sup.ports.closing():
-        sup.ports.background(poke(token), "waking a worker")
+    sup.ports.delivery.nudge(g.token)
 
 
 # ---- start -----------------------------------------------------------------------------
@@ -218,7 +215,7 @@ async def close(sup: HasPorts, g: GenerationRecord, cascaded: list[str]) -> bool
         control = control_text("close", g.id)
         leave(sup, owner, g, control, kind=CONTROL, delivery=CONTROL)
         if g.token:
-            await poke(g.token)
+            await sup.ports.delivery.poke(g.token)
         if not await placement.wait_gone(g, timeout):
             placement.kill_group(g.pid)
             await placement.wait_gone(g, 2.0)
@@ -274,14 +271,3 @@ def observe(sup: HasPorts, g: GenerationRecord, has_transcript: bool) -> Observe
         last_activity=max(g.updated, written or 0),
         tokens=tokens if isinstance(tokens, int) else None,
     )
-
-
-async def poke_holder(sup: HasPorts, recipient_id: str) -> None:
-    """From a worker: nudge the runtime holding the recipient's tree (the lead). When
-    nobody holds it the message waits in the store for the lead's next drain."""
-    record = sup.ports.store().get_session(recipient_id)
-    if record is None:
-        return
-    holder = sup.ports.store().lease_of(record.root_id or record.id)
-    if holder is not None:
-        await poke(holder.token)

@@ -20,10 +20,14 @@ from piagents.supervision.ports import AgentHandle
 
 
 class Announcing(Protocol):
-    """What settling uses of the coordinator: its change listeners and its drain."""
+    """What settling uses of the coordinator: its change listeners."""
 
     @property
     def listeners(self) -> list[Callable[[], None]]: ...
+
+
+class Draining(Protocol):
+    """What settling uses of the delivery path: taking what waits in the store."""
 
     def drain(self) -> None: ...
 
@@ -39,6 +43,9 @@ class Settling(Protocol):
 
     @property
     def coordinator(self) -> Announcing: ...
+
+    @property
+    def delivery(self) -> Draining: ...
 
 
 def running_generations(rt: Settling, lead: AgentHandle) -> int:
@@ -71,7 +78,7 @@ async def settled_answer(rt: Settling, lead: AgentHandle, answer: str) -> str:
             changed.clear()  # before looking, so no change after the look is missed
             waiting = undelivered(rt, lead)
             if waiting:  # committed before its poke came, or with none: take it now
-                rt.coordinator.drain()
+                rt.delivery.drain()
             busy = lead.loop.busy or lead.loop.phase != "idle"
             if not (busy or waiting or running_generations(rt, lead)):
                 break

@@ -108,7 +108,7 @@ class WorkerLink:
         self._say(texts.worker_banner(me.label, me.definition, me.session_id))
         sup.listeners.append(self.wake.set)
         self._write_evidence()
-        ports.coordinator.drain()  # the assignment
+        ports.delivery.drain()  # the assignment
         await self._serve()
         return 0
 
@@ -137,7 +137,7 @@ class WorkerLink:
             await self._tell_state()
             if loop.time() >= next_drain and self.generation_id in gens.live:
                 next_drain = loop.time() + SAFETY_DRAIN_S
-                self.ports.coordinator.drain()
+                self.ports.delivery.drain()
             await asyncio.sleep(EVIDENCE_INTERVAL_S)  # throttle: at most 4 writes a second
 
     async def _tell_state(self) -> None:
@@ -151,7 +151,7 @@ class WorkerLink:
         if told == self._told:
             return
         self._told = told
-        await remote.poke_holder(self.sup, live.gen.owner_id)
+        await self.ports.delivery.poke_holder(live.gen.owner_id)
 
     # ---- evidence ---------------------------------------------------------------------
 
@@ -227,7 +227,7 @@ class WorkerLink:
             recorded = ports.store().inputs(recipient_ids=[self.agent.id], delivered=True)
             replacement = next((i for i in recorded if i.id == input_id), None)
             if replacement is not None:
-                ports.coordinator.submit_stored(self.agent, replacement)
+                ports.delivery.submit_stored(self.agent, replacement)
         if replacement is None:  # nothing to continue with: the assignment ends as it is
             gens.check_settled(live)
 
