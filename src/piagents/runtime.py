@@ -408,7 +408,7 @@ class Runtime:
         try:
             self.coordinator.attach(agent)
             if session.record.is_root:
-                self.coordinator.drain()
+                self.delivery.drain()
         except BaseException:  # e.g. the store failed: leave nothing half-loaded
             self.agents.pop(session.id, None)
             self.coordinator.detach(agent)

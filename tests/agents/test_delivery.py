@@ -58,3 +58,30 @@ async def test_an_offline_root_gets_a_serve_process_when_the_runtime_does_not_wa
         accepted = await rt.delivery.deliver(None, rt.store.get_session(sid), "hi", "followUp")
         assert accepted.route == "serve" and served == [sid]
         assert delivery.waiting_for(rt.store, sid)  # left in the store for that process
+
+
+async def test_a_supervision_result_is_built_here_and_handed_to_its_owner_as_it_is(
+    home, work, script
+):
+    answered = []
+    script.on("owner", lambda call: answered.append(user_texts(call)[-1]) or "thanks")
+    async with runtime(home, script) as rt:
+        owner = await rt.open_root(cwd=work, name="owner")
+        managed = await rt.open_root(cwd=work, name="managed")
+        result = rt.delivery.result_record(owner.id, managed.id, owner.id, "the result")
+        assert (result.kind, result.delivery, result.delivered) == ("notification", "steer", False)
+        rt.delivery.commit(result)  # supervision commits it with its generation's end
+        rt.delivery.hand_over(owner.id)
+        await until(lambda: answered == ["the result"])
+        assert not delivery.waiting_for(rt.store, owner.id)
+
+
+async def test_a_result_handed_over_from_a_worker_only_pokes_the_owners_holder(home, work, script):
+    answered = []
+    script.on("lead", lambda call: answered.append(user_texts(call)[-1]) or "ok")
+    async with runtime(home, script) as holder, runtime(home, script) as worker:
+        lead = await holder.open_root(cwd=work, name="lead")
+        sender = await worker.open_root(cwd=work, name="managed")
+        worker.delivery.commit(worker.delivery.result_record(lead.id, sender.id, lead.id, "done"))
+        worker.delivery.hand_over(lead.id, wake=False)
+        await until(lambda: answered == ["done"])

@@ -788,7 +788,7 @@ async def test_a_users_message_to_a_worker_run_agent_reaches_the_worker_not_a_se
     await inspected_running(lead, details["agent"], "sleep 1.5")
     record = rt.store.get_session(details["session"])
     assert record is not None
-    accepted = await rt.coordinator.deliver(None, record, "from the user", "steer")
+    accepted = await rt.delivery.deliver(None, record, "from the user", "steer")
     assert accepted.record.delivered is False
     assert details["session"] not in rt.agents  # never loaded here
     g = await ended(rt, details["request"])
