@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from piagents.ai.messages import ToolCall
 from piagents.ai.models import ModelRef, ThinkingLevel, parse_thinking_level
-from piagents.harness.events import Input, RunOutcome
+from piagents.harness.events import Delivery, Input, RunOutcome
 from piagents.harness.loop import AgentLoop
 from piagents.harness.session import Session
 from piagents.store.records import CompactionEntry
@@ -82,7 +82,7 @@ class Agent:
         assert accepted.future is not None
         return await accepted.future
 
-    def send(self, text: str, deliver_as: str = "followUp") -> None:
+    def send(self, text: str, deliver_as: Delivery = "followUp") -> None:
         """A user input (`followUp` or `steer`) or a write, without waiting for it."""
         if deliver_as not in ("followUp", "steer", "write"):
             raise ValueError(f"unknown delivery {deliver_as!r}")
@@ -139,7 +139,7 @@ class Agent:
 
     def set_thinking(self, level: str) -> None:
         self.loop.thinking = parse_thinking_level(level)
-        self.session.set_thinking(level)
+        self.session.set_thinking(self.loop.thinking)
 
     def set_name(self, name: str | None) -> None:
         self.session.set_name(name)

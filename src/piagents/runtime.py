@@ -31,7 +31,7 @@ from piagents.harness.tools import builtin_tools
 from piagents.harness.tools.base import Tool
 from piagents.store import lease
 from piagents.store.base import LeaseHolder, SessionNotFound, Store, StoreError
-from piagents.store.records import SessionRecord
+from piagents.store.records import GenerationPlacement, SessionRecord
 from piagents.store.sqlite import SQLiteStore
 from piagents.store.sqlite_errors import home_error
 from piagents.supervision import briefing
@@ -111,7 +111,7 @@ class Runtime:
         self.abandoned: list[str] = []  # Agents whose work did not stop when unloaded
         self.extension_warnings: list[str] = []
         # Where managed agents run when settings name no placement (the CLI: `process`).
-        self.default_placement = "inline"
+        self.default_placement: GenerationPlacement = "inline"
         self.supervisor = Supervisor(self)
 
     def worker_options(self) -> dict[str, Any]:
@@ -379,7 +379,7 @@ class Runtime:
         return self._load(session)
 
     async def create_owned(
-        self, owner: Agent, *, name: str, cwd: str, model: str, thinking: str, fork: bool
+        self, owner: Agent, *, name: str, cwd: str, model: str, thinking: ThinkingLevel, fork: bool
     ) -> Agent:
         """A new Agent owned by `owner`, in its tree, running in this runtime."""
         record = owner.session.record

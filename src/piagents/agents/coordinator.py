@@ -33,7 +33,14 @@ from piagents.harness.events import (
 from piagents.harness.loop import AgentLoop
 from piagents.harness.tools.base import ToolResult
 from piagents.store.base import SessionInUse, StoreError
-from piagents.store.records import InputRecord, SessionRecord, new_id
+from piagents.store.records import (
+    InputDelivery,
+    InputKind,
+    InputRecord,
+    InputStatus,
+    SessionRecord,
+    new_id,
+)
 
 if TYPE_CHECKING:
     from piagents.agent import Agent
@@ -270,7 +277,7 @@ class Coordinator:
         sender: Agent | None,
         recipient: SessionRecord,
         text: str,
-        delivery: str,
+        delivery: InputDelivery,
     ) -> Accepted:
         """Accept a message for `recipient`: here, in the runtime holding it, or by
         waking it when no runtime does."""
@@ -294,11 +301,11 @@ class Coordinator:
         return await self.post(sender, recipient, text, delivery)
 
     async def post(
-        self, sender: Agent | None, recipient: SessionRecord, text: str, delivery: str
+        self, sender: Agent | None, recipient: SessionRecord, text: str, delivery: InputDelivery
     ) -> Accepted:
         """Leave a message in the store for the runtime that holds (or will hold) a root."""
         sender_rec = sender.session.record if sender is not None else None
-        kind = "write" if delivery == "write" else "input"
+        kind: InputKind = "write" if delivery == "write" else "input"
         # Roots have no owner, and only owners get results.
         stored = self._record_input(
             recipient.id, recipient, sender_rec, kind, delivery, text, False, delivered=False
@@ -311,13 +318,13 @@ class Coordinator:
         sender: Agent | None,
         recipient: SessionRecord,
         text: str,
-        delivery: str,
+        delivery: InputDelivery,
         token: str,
     ) -> Accepted:
         """An owned Agent another process runs (a managed agent's worker): leave the
         message in the store for it and say so; it is never loaded twice."""
         sender_rec = sender.session.record if sender is not None else None
-        kind = "write" if delivery == "write" else "input"
+        kind: InputKind = "write" if delivery == "write" else "input"
         stored = self._record_input(
             self.root_of(recipient),
             recipient,
@@ -371,7 +378,7 @@ class Coordinator:
         return self._submit(recipient, stored)
 
     def _rendered(
-        self, sender: SessionRecord | None, recipient: SessionRecord, text: str, kind: str
+        self, sender: SessionRecord | None, recipient: SessionRecord, text: str, kind: InputKind
     ) -> str:
         if sender is None:
             return text
@@ -385,7 +392,7 @@ class Coordinator:
         sender: Agent | None,
         recipient: Agent,
         text: str,
-        delivery: str,
+        delivery: InputDelivery,
         *,
         notification: bool = False,
         has_result: bool | None = None,
@@ -400,7 +407,9 @@ class Coordinator:
         marks = self.marks.setdefault(recipient.id, AgentMarks())
         sender_rec = sender.session.record if sender is not None else None
         from_owner = sender_rec is not None and record.owner_id == sender_rec.id
-        kind = "notification" if notification else ("write" if delivery == "write" else "input")
+        kind: InputKind = (
+            "notification" if notification else ("write" if delivery == "write" else "input")
+        )
         if kind != "write" and marks.stopped and not (sender_rec is None or from_owner):
             kind, delivery = "write", "write"  # after a stop, other Agents' messages only add
         tree = self.tree(self.root_of(record))
@@ -418,8 +427,8 @@ class Coordinator:
         root_id: str,
         recipient: SessionRecord,
         sender: SessionRecord | None,
-        kind: str,
-        delivery: str,
+        kind: InputKind,
+        delivery: InputDelivery,
         text: str,
         has_result: bool,
         *,
@@ -521,7 +530,7 @@ class Coordinator:
         self,
         record: SessionRecord,
         inputs: Sequence[Input],
-        status: str,
+        status: InputStatus,
         result: str | None,
         aborted_by_owner: bool,
     ) -> None:
@@ -576,7 +585,7 @@ class Coordinator:
         outcome = notify[-1].status
         text = texts.notification(self.shown(record, owner.session.record), outcome)
         agent = self.rt.agents.get(record.id)
-        delivery = "steer"
+        delivery: InputDelivery = "steer"
         if agent is None:
             return
         # The result itself is recorded; a notice the store cannot take only goes unsent.
@@ -585,7 +594,7 @@ class Coordinator:
 
     # ---- the user's side ---------------------------------------------------------------
 
-    def user_input(self, agent: Agent, text: str, delivery: str = "followUp") -> Accepted:
+    def user_input(self, agent: Agent, text: str, delivery: InputDelivery = "followUp") -> Accepted:
         return self.accept(None, agent, text, delivery)
 
     async def user_stop(self, agent: Agent) -> list[Input]:

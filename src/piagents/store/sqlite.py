@@ -12,12 +12,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from piagents.ai.models import ThinkingLevel
 from piagents.store.base import _UNSET, LeaseHolder
 from piagents.store.records import (
     ContextItem,
     Entry,
     GenerationRecord,
+    GenerationState,
     InputRecord,
+    InputStatus,
     SearchHit,
     SessionRecord,
 )
@@ -114,7 +117,7 @@ class SQLiteStore:
         *,
         name: str | None = _UNSET,
         model: str = _UNSET,
-        thinking: str = _UNSET,
+        thinking: ThinkingLevel = _UNSET,
         meta: dict[str, Any] = _UNSET,
     ) -> SessionRecord:
         return self._sessions.update(
@@ -147,7 +150,7 @@ class SQLiteStore:
     def end_inputs(
         self,
         ids: Sequence[str],
-        status: str,
+        status: InputStatus,
         result: str | None,
         *,
         aborted_by_owner: bool = False,
@@ -220,7 +223,7 @@ class SQLiteStore:
         self,
         generation: GenerationRecord,
         *,
-        expect_state: str | None = None,
+        expect_state: GenerationState | None = None,
         end: bool = False,
         result: InputRecord | None = None,
     ) -> bool:

@@ -7,9 +7,11 @@ from typing import Any
 
 import msgspec
 
+from piagents.store import sqlite_errors
 from piagents.store.base import StoreError
 from piagents.store.records import (
     GenerationRecord,
+    GenerationState,
     InputRecord,
     decode_generation,
     encode_generation,
@@ -38,7 +40,7 @@ class GenerationTable:
         self,
         generation: GenerationRecord,
         *,
-        expect_state: str | None = None,
+        expect_state: GenerationState | None = None,
         end: bool = False,
         result: InputRecord | None = None,
     ) -> bool:
@@ -88,5 +90,9 @@ class GenerationTable:
     def _generation(self, body: bytes | str) -> GenerationRecord:
         try:
             return decode_generation(body)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        except msgspec.ValidationError as exc:  # a field of the wrong type or value
+            raise sqlite_errors.damaged(
+                self.conn.path, f"a generation record is not valid: {exc}"
+            ) from exc
+        except msgspec.DecodeError as exc:
             raise StoreError(f"{self.conn.path}: an unreadable generation record ({exc})") from exc

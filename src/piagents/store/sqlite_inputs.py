@@ -6,11 +6,13 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from piagents.ai.messages import now_ms
-from piagents.store.records import InputRecord
+from piagents.store.records import InputRecord, InputStatus
 from piagents.store.sqlite_connection import Connection
+from piagents.store.sqlite_values import INPUT_DELIVERY, INPUT_KIND, INPUT_STATUS
 
 COLUMNS = (
     "id, root_id, recipient_id, sender_id, kind, delivery, text, has_result, status, "
@@ -18,18 +20,19 @@ COLUMNS = (
 )
 
 
-def input_record(row: Sequence[Any]) -> InputRecord:
-    """An input from a row of COLUMNS."""
+def input_record(path: Path, row: Sequence[Any]) -> InputRecord:
+    """An input from a row of COLUMNS in the store at `path`, its values checked."""
+    where = f"input {row[0]}"
     return InputRecord(
         id=row[0],
         root_id=row[1],
         recipient_id=row[2],
         sender_id=row[3],
-        kind=row[4],
-        delivery=row[5],
+        kind=INPUT_KIND.check(path, row[4], where),
+        delivery=INPUT_DELIVERY.check(path, row[5], where),
         text=row[6],
         has_result=bool(row[7]),
-        status=row[8],
+        status=INPUT_STATUS.check(path, row[8], where),
         result=row[9],
         read=bool(row[10]),
         aborted_by_owner=bool(row[11]),
@@ -83,7 +86,7 @@ class InputTable:
     def end(
         self,
         ids: Sequence[str],
-        status: str,
+        status: InputStatus,
         result: str | None,
         *,
         aborted_by_owner: bool = False,
@@ -103,7 +106,8 @@ class InputTable:
                 f"SELECT {COLUMNS} FROM inputs WHERE id IN ({marks}) AND ended = ? ORDER BY seq",
                 (*ids, ended),
             ).fetchall()
-        return [input_record(r) for r in rows]
+            # Read in the transaction: an input that cannot be read ends nothing.
+            return [input_record(self.conn.path, r) for r in rows]
 
     def take_undelivered(self, recipient_ids: Sequence[str]) -> list[InputRecord]:
         """Inputs waiting in the store for these recipients, now marked delivered."""
@@ -116,13 +120,15 @@ class InputTable:
                 f"AND recipient_id IN ({marks}) ORDER BY seq",
                 tuple(recipient_ids),
             ).fetchall()
+            # Read before they are marked: an input that cannot be read is not taken.
+            taken = [replace(input_record(self.conn.path, r), delivered=True) for r in rows]
             if rows:
                 db.execute(
                     f"UPDATE inputs SET delivered = 1 WHERE delivered = 0 "
                     f"AND recipient_id IN ({marks})",
                     tuple(recipient_ids),
                 )
-        return [replace(input_record(r), delivered=True) for r in rows]
+        return taken
 
     def mark_read(self, ids: Sequence[str]) -> None:
         if ids:
@@ -166,4 +172,4 @@ class InputTable:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY coalesce(ended, 9e18), seq"
         rows = self.conn.read(lambda db: db.execute(sql, args).fetchall())
-        return [input_record(r) for r in rows]
+        return [input_record(self.conn.path, r) for r in rows]

@@ -4,23 +4,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from piagents.ai.models import ThinkingLevel
 from piagents.store.base import _UNSET, SessionNotFound, StoreError
 from piagents.store.records import SessionRecord
 from piagents.store.sqlite_connection import Connection
+from piagents.store.sqlite_values import THINKING
 
 COLUMNS = "id, cwd, name, model, thinking, owner_id, root_id, created, updated, meta"
 
 
-def session_record(row: Sequence[Any]) -> SessionRecord:
-    """A session from a row of COLUMNS."""
+def session_record(path: Path, row: Sequence[Any]) -> SessionRecord:
+    """A session from a row of COLUMNS in the store at `path`, its values checked."""
     return SessionRecord(
         id=row[0],
         cwd=row[1],
         name=row[2],
         model=row[3],
-        thinking=row[4],
+        thinking=THINKING.check(path, row[4], f"session {row[0]}"),
         owner_id=row[5],
         root_id=row[6],
         created=row[7],
@@ -80,7 +83,7 @@ class SessionTable:
                 f"SELECT {COLUMNS} FROM sessions WHERE id = ?", (session_id,)
             ).fetchone()
         )
-        return session_record(row) if row else None
+        return session_record(self.conn.path, row) if row else None
 
     def matching(
         self,
@@ -112,7 +115,7 @@ class SessionTable:
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         rows = self.conn.read(lambda db: db.execute(sql, args).fetchall())
-        return [session_record(r) for r in rows]
+        return [session_record(self.conn.path, r) for r in rows]
 
     def roots_mark(self) -> tuple[int, int]:
         row = self.conn.fetch(
@@ -126,7 +129,7 @@ class SessionTable:
         *,
         name: str | None = _UNSET,
         model: str = _UNSET,
-        thinking: str = _UNSET,
+        thinking: ThinkingLevel = _UNSET,
         meta: dict[str, Any] = _UNSET,
     ) -> SessionRecord:
         sets: list[str] = []
@@ -146,6 +149,8 @@ class SessionTable:
             row = db.execute(
                 f"SELECT {COLUMNS} FROM sessions WHERE id = ?", (session_id,)
             ).fetchone()
-        if row is None:
+            # Read in the transaction: a session that cannot be read is not changed.
+            record = session_record(self.conn.path, row) if row is not None else None
+        if record is None:
             raise SessionNotFound(f"No session {session_id}")
-        return session_record(row)
+        return record

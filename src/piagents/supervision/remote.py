@@ -11,13 +11,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
 from piagents.agents.mailbox import poke
 from piagents.ai.messages import now_ms
-from piagents.store.records import GenerationRecord, InputRecord, SessionRecord, new_id
+from piagents.store.records import (
+    GenerationRecord,
+    InputDelivery,
+    InputKind,
+    InputRecord,
+    SessionRecord,
+    new_id,
+)
 from piagents.supervision import error_texts, placement
 from piagents.supervision.errors import SupervisionError, invalid_request
 from piagents.supervision.records import Observed
@@ -26,7 +33,7 @@ if TYPE_CHECKING:
     from piagents.agent import Agent
     from piagents.supervision.supervisor import Supervisor
 
-CONTROL = "control"  # InputRecord kind of a control message; its text is JSON
+CONTROL: Final = "control"  # InputRecord kind of a control message; its text is JSON
 DEFAULT_START_TIMEOUT_MS = 30_000
 _POLL_S = 0.05
 
@@ -62,8 +69,8 @@ def leave(
     g: GenerationRecord,
     text: str,
     *,
-    kind: str = "input",
-    delivery: str = "followUp",
+    kind: InputKind = "input",
+    delivery: InputDelivery = "followUp",
     delivered: bool = False,
 ) -> InputRecord:
     """A message for the managed session, kept in the store for its worker."""

@@ -44,7 +44,14 @@ from piagents.harness.tools import BUILTIN_TOOL_NAMES
 from piagents.harness.tools.base import ToolResult
 from piagents.store import lease
 from piagents.store.base import LeaseHolder, StoreError
-from piagents.store.records import GenerationRecord, InputRecord, SessionRecord, new_id
+from piagents.store.records import (
+    GenerationKind,
+    GenerationPlacement,
+    GenerationRecord,
+    InputRecord,
+    SessionRecord,
+    new_id,
+)
 from piagents.supervision import error_texts, remote, texts
 from piagents.supervision.attachments import (
     ComposedMessage,
@@ -119,7 +126,7 @@ class Supervisor:
         return self.rt.settings.agents.agent_api
 
     @property
-    def placement(self) -> str:
+    def placement(self) -> GenerationPlacement:
         """Where new managed agents run: `process`, `tmux` or `inline`. A worker runs its
         own agents inline, in its process."""
         if self.worker is not None:
@@ -458,7 +465,7 @@ class Supervisor:
         message: ComposedMessage,
         *,
         cwd: str,
-        kind: str,
+        kind: GenerationKind,
         task: str,
         timeout_ms: int | None = None,
     ) -> ToolResult:
