@@ -78,6 +78,7 @@ class Coordinator:
         self.listeners: list[Callable[[], None]] = []  # told when any state may have changed
         self._change_pending = False
         self._published: dict[str, str] = {}
+        self._roots: dict[str, Agent] = {}  # the roots loaded here, whose states are published
         # Ends of inputs the store refused (full, locked), retried until it takes them.
         self._unrecorded = UnrecordedEnds(
             self._record_end,
@@ -117,8 +118,8 @@ class Coordinator:
 
     def _publish_root_states(self) -> None:
         """Record root states so runtimes in other processes can list them."""
-        for agent in list(self.rt.agents.values()):
-            if agent.session.record.is_root:
+        for agent in list(self._roots.values()):  # not every Agent: a tree may hold thousands
+            if self.rt.agents.get(agent.id) is agent:
                 state = self.state_of(agent.id)
                 if self._published.get(agent.id) != state:
                     self._published[agent.id] = state
@@ -153,6 +154,7 @@ class Coordinator:
         record = agent.session.record
         tree = self.tree(self.root_of(record))
         if record.is_root:
+            self._roots[agent.id] = agent
             self._settle_leftovers(record.id, tree)
         loop = agent.loop
         loop.hooks.before_run = self._before_run
@@ -178,6 +180,7 @@ class Coordinator:
     def detach(self, agent: Agent) -> None:
         self.marks.pop(agent.id, None)
         self._published.pop(agent.id, None)
+        self._roots.pop(agent.id, None)
         record = agent.session.record
         if record.is_root:
             self.trees.pop(record.id, None)

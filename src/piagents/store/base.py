@@ -115,6 +115,11 @@ class Store(Protocol):
         """Newest first; `root_id` selects the owned sessions of one tree."""
         ...
 
+    def session_named(self, owner_id: str, name: str) -> SessionRecord | None:
+        """The session of `owner_id` named `name` (the newest, if several), found by
+        index: its cost does not grow with the owner's other sessions."""
+        ...
+
     def roots_mark(self) -> tuple[int, int]:
         """(count, latest creation time) of root sessions: changes when roots are added."""
         ...

@@ -108,6 +108,9 @@ class SQLiteStore:
             cwd=cwd, roots_only=roots_only, limit=limit, owner_id=owner_id, root_id=root_id
         )
 
+    def session_named(self, owner_id: str, name: str) -> SessionRecord | None:
+        return self._sessions.named(owner_id, name)
+
     def roots_mark(self) -> tuple[int, int]:
         return self._sessions.roots_mark()
 

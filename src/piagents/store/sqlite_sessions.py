@@ -117,6 +117,18 @@ class SessionTable:
         rows = self.conn.read(lambda db: db.execute(sql, args).fetchall())
         return [session_record(self.conn.path, r) for r in rows]
 
+    def named(self, owner_id: str, name: str) -> SessionRecord | None:
+        # The newest, as the first of `matching(owner_id=...)` with that name would be.
+        row = self.conn.read(
+            lambda db: db.execute(
+                f"SELECT {COLUMNS} FROM sessions "
+                "WHERE owner_id = ? AND name = ? "
+                "ORDER BY updated DESC, created DESC, rowid DESC LIMIT 1",
+                (owner_id, name),
+            ).fetchone()
+        )
+        return session_record(self.conn.path, row) if row else None
+
     def roots_mark(self) -> tuple[int, int]:
         row = self.conn.fetch(
             "SELECT count(*), coalesce(max(created), 0) FROM sessions WHERE owner_id IS NULL", ()
