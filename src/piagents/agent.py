@@ -14,10 +14,10 @@ from piagents.ai.models import ModelRef, ThinkingLevel, parse_thinking_level
 from piagents.ai.registry import ProviderRegistry
 from piagents.config import Settings
 from piagents.harness.compaction import auto_compaction
-from piagents.harness.events import Input, RunOutcome
+from piagents.harness.events import Delivery, Input, RunOutcome
 from piagents.harness.loop import AgentLoop, LoopConfig, LoopHooks
 from piagents.harness.session import Session
-from piagents.store.records import CompactionEntry, SessionRecord
+from piagents.store.records import CompactionEntry, InputDelivery, SessionRecord
 
 
 class RunFailed(Exception):
@@ -36,7 +36,9 @@ class ToolCallResult:
 class UserSide(Protocol):
     """What the user of an Agent asks of the Pi Agents coordinator."""
 
-    def user_input(self, agent: Agent, text: str, delivery: str = "followUp") -> Accepted: ...
+    def user_input(
+        self, agent: Agent, text: str, delivery: InputDelivery = "followUp"
+    ) -> Accepted: ...
 
     async def user_stop(self, agent: Agent) -> list[Input]: ...
 
@@ -106,7 +108,7 @@ class Agent:
         assert accepted.future is not None
         return await accepted.future
 
-    def send(self, text: str, deliver_as: str = "followUp") -> None:
+    def send(self, text: str, deliver_as: Delivery = "followUp") -> None:
         """A user input (`followUp` or `steer`) or a write, without waiting for it."""
         if deliver_as not in ("followUp", "steer", "write"):
             raise ValueError(f"unknown delivery {deliver_as!r}")
@@ -163,7 +165,7 @@ class Agent:
 
     def set_thinking(self, level: str) -> None:
         self.loop.thinking = parse_thinking_level(level)
-        self.session.set_thinking(level)
+        self.session.set_thinking(self.loop.thinking)
 
     def set_name(self, name: str | None) -> None:
         self.session.set_name(name)

@@ -31,7 +31,7 @@ from piagents.harness.tools import builtin_tools
 from piagents.harness.tools.base import Tool
 from piagents.store import lease
 from piagents.store.base import LeaseHolder, SessionNotFound, Store, StoreError
-from piagents.store.records import SessionRecord
+from piagents.store.records import GenerationPlacement, SessionRecord
 from piagents.store.sqlite import SQLiteStore
 from piagents.store.sqlite_errors import home_error
 from piagents.supervision import briefing
@@ -141,7 +141,7 @@ class Runtime:
         self.abandoned: list[str] = []  # Agents whose work did not stop when unloaded
         self.extension_warnings: list[str] = []
         # Where managed agents run when settings name no placement (the CLI: `process`).
-        self.default_placement = "inline"
+        self.default_placement: GenerationPlacement = "inline"
         # All the supervision face sees of this runtime. It hands back only Agents this
         # runtime gave it, hence the casts to the Agent-typed coordinator, delivery, unload.
         unload = cast(Callable[[AgentHandle, float | None], Coroutine[Any, Any, None]], self.unload)
@@ -421,7 +421,7 @@ class Runtime:
         return self._load(session)
 
     async def create_owned(
-        self, owner: Agent, *, name: str, cwd: str, model: str, thinking: str, fork: bool
+        self, owner: Agent, *, name: str, cwd: str, model: str, thinking: ThinkingLevel, fork: bool
     ) -> Agent:
         """A new Agent owned by `owner`, in its tree, running in this runtime."""
         record = owner.session.record

@@ -38,6 +38,17 @@ class ShortIds(Mapping[str, str]):
         short = self._made[agent_id] = agent_id[:need]
         return short
 
+    def add(self, agent_id: str) -> None:
+        """Count one more ID: only its new neighbours' short IDs can change."""
+        everyone = self._sorted
+        i = bisect_left(everyone, agent_id)
+        if i < len(everyone) and everyone[i] == agent_id:
+            return
+        everyone.insert(i, agent_id)
+        for j in (i - 1, i + 1):
+            if 0 <= j < len(everyone):
+                self._made.pop(everyone[j], None)
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._sorted)
 

@@ -35,7 +35,14 @@ from piagents.harness.events import (
 )
 from piagents.harness.loop import AgentLoop
 from piagents.store.base import StoreError
-from piagents.store.records import InputRecord, SessionRecord, new_id
+from piagents.store.records import (
+    InputDelivery,
+    InputKind,
+    InputRecord,
+    InputStatus,
+    SessionRecord,
+    new_id,
+)
 
 if TYPE_CHECKING:
     from piagents.agent import Agent
@@ -60,6 +67,7 @@ class Coordinator:
         self.listeners: list[Callable[[], None]] = []  # told when any state may have changed
         self._change_pending = False
         self._published: dict[str, str] = {}
+        self._roots: dict[str, Agent] = {}  # the roots loaded here, whose states are published
         # Ends of inputs the store refused (full, locked), retried until it takes them.
         self._unrecorded = UnrecordedEnds(
             self._record_end,
@@ -99,8 +107,8 @@ class Coordinator:
 
     def _publish_root_states(self) -> None:
         """Record root states so runtimes in other processes can list them."""
-        for agent in list(self.ports.agents.values()):
-            if agent.session.record.is_root:
+        for agent in list(self._roots.values()):  # not every Agent: a tree may hold thousands
+            if self.ports.agents.get(agent.id) is agent:
                 state = self.state_of(agent.id)
                 if self._published.get(agent.id) != state:
                     self._published[agent.id] = state
@@ -135,6 +143,7 @@ class Coordinator:
         record = agent.session.record
         tree = self.tree(self.root_of(record))
         if record.is_root:
+            self._roots[agent.id] = agent
             self._settle_leftovers(record.id, tree)
         loop = agent.loop
         loop.hooks.before_run = self._before_run
@@ -159,6 +168,7 @@ class Coordinator:
     def detach(self, agent: Agent) -> None:
         self.marks.pop(agent.id, None)
         self._published.pop(agent.id, None)
+        self._roots.pop(agent.id, None)
         record = agent.session.record
         if record.is_root:
             self.trees.pop(record.id, None)
@@ -258,7 +268,7 @@ class Coordinator:
         sender: Agent | None,
         recipient: SessionRecord,
         text: str,
-        delivery: str,
+        delivery: InputDelivery,
     ) -> Accepted:
         """Accept a message for `recipient`, wherever it is (see `Delivery.deliver`)."""
         return await self.delivery.deliver(sender, recipient, text, delivery)
@@ -276,7 +286,7 @@ class Coordinator:
         return self._submit(recipient, stored)
 
     def rendered(
-        self, sender: SessionRecord | None, recipient: SessionRecord, text: str, kind: str
+        self, sender: SessionRecord | None, recipient: SessionRecord, text: str, kind: InputKind
     ) -> str:
         """The text the recipient's model reads for a message from `sender`."""
         if sender is None:
@@ -291,7 +301,7 @@ class Coordinator:
         sender: Agent | None,
         recipient: Agent,
         text: str,
-        delivery: str,
+        delivery: InputDelivery,
         *,
         notification: bool = False,
         has_result: bool | None = None,
@@ -306,7 +316,9 @@ class Coordinator:
         marks = self.marks.setdefault(recipient.id, AgentMarks())
         sender_rec = sender.session.record if sender is not None else None
         from_owner = sender_rec is not None and record.owner_id == sender_rec.id
-        kind = "notification" if notification else ("write" if delivery == "write" else "input")
+        kind: InputKind = (
+            "notification" if notification else ("write" if delivery == "write" else "input")
+        )
         if kind != "write" and marks.stopped and not (sender_rec is None or from_owner):
             kind, delivery = "write", "write"  # after a stop, other Agents' messages only add
         tree = self.tree(self.root_of(record))
@@ -397,7 +409,7 @@ class Coordinator:
         self,
         record: SessionRecord,
         inputs: Sequence[Input],
-        status: str,
+        status: InputStatus,
         result: str | None,
         aborted_by_owner: bool,
     ) -> None:
@@ -452,7 +464,7 @@ class Coordinator:
         outcome = notify[-1].status
         text = texts.notification(self.shown(record, owner.session.record), outcome)
         agent = self.ports.agents.get(record.id)
-        delivery = "steer"
+        delivery: InputDelivery = "steer"
         if agent is None:
             return
         # The result itself is recorded; a notice the store cannot take only goes unsent.
@@ -461,7 +473,7 @@ class Coordinator:
 
     # ---- the user's side ---------------------------------------------------------------
 
-    def user_input(self, agent: Agent, text: str, delivery: str = "followUp") -> Accepted:
+    def user_input(self, agent: Agent, text: str, delivery: InputDelivery = "followUp") -> Accepted:
         return self.accept(None, agent, text, delivery)
 
     async def user_stop(self, agent: Agent) -> list[Input]:

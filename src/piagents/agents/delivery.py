@@ -35,7 +35,7 @@ from piagents.agents.ports import AgentsPorts
 from piagents.agents.texts import Shown
 from piagents.agents.unrecorded import FIRST_RETRY_S, LAST_RETRY_S
 from piagents.store.base import SessionInUse, Store, StoreError
-from piagents.store.records import InputRecord, SessionRecord, new_id
+from piagents.store.records import InputDelivery, InputKind, InputRecord, SessionRecord, new_id
 
 if TYPE_CHECKING:
     from piagents.agent import Agent
@@ -51,7 +51,7 @@ class LocalInbox(Protocol):
         sender: Agent | None,
         recipient: Agent,
         text: str,
-        delivery: str,
+        delivery: InputDelivery,
         *,
         notification: bool = False,
         has_result: bool | None = None,
@@ -61,7 +61,7 @@ class LocalInbox(Protocol):
     def submit_stored(self, recipient: Agent, stored: InputRecord) -> Accepted: ...
 
     def rendered(
-        self, sender: SessionRecord | None, recipient: SessionRecord, text: str, kind: str
+        self, sender: SessionRecord | None, recipient: SessionRecord, text: str, kind: InputKind
     ) -> str: ...
 
     def shown(self, record: SessionRecord, reader: SessionRecord) -> Shown: ...
@@ -87,8 +87,8 @@ class Delivery:
         root_id: str,
         recipient: SessionRecord,
         sender: SessionRecord | None,
-        kind: str,
-        delivery: str,
+        kind: InputKind,
+        delivery: InputDelivery,
         text: str,
         has_result: bool,
         *,
@@ -118,7 +118,7 @@ class Delivery:
         sender: Agent | None,
         recipient: Agent,
         text: str,
-        delivery: str,
+        delivery: InputDelivery,
         *,
         notification: bool = False,
         has_result: bool | None = None,
@@ -165,7 +165,7 @@ class Delivery:
         sender: Agent | None,
         recipient: SessionRecord,
         text: str,
-        delivery: str,
+        delivery: InputDelivery,
     ) -> Accepted:
         """Accept a message for `recipient`: here, in the runtime holding it, or by
         waking it when no runtime does."""
@@ -196,11 +196,11 @@ class Delivery:
         return Accepted(accepted.record, accepted.queued, accepted.future, "woken")
 
     async def post(
-        self, sender: Agent | None, recipient: SessionRecord, text: str, delivery: str
+        self, sender: Agent | None, recipient: SessionRecord, text: str, delivery: InputDelivery
     ) -> Accepted:
         """Leave a message in the store for the runtime that holds (or will hold) a root."""
         sender_rec = sender.session.record if sender is not None else None
-        kind = "write" if delivery == "write" else "input"
+        kind: InputKind = "write" if delivery == "write" else "input"
         # Roots have no owner, and only owners get results.
         stored = self.message(
             recipient.id, recipient, sender_rec, kind, delivery, text, False, delivered=False
@@ -213,13 +213,13 @@ class Delivery:
         sender: Agent | None,
         recipient: SessionRecord,
         text: str,
-        delivery: str,
+        delivery: InputDelivery,
         token: str,
     ) -> Accepted:
         """An owned Agent another process runs (a managed agent's worker): leave the
         message in the store for it and say so; it is never loaded twice."""
         sender_rec = sender.session.record if sender is not None else None
-        kind = "write" if delivery == "write" else "input"
+        kind: InputKind = "write" if delivery == "write" else "input"
         stored = self.message(
             recipient.root_id or recipient.id,
             recipient,

@@ -61,6 +61,15 @@ class Directory:
         elif record.root_id is not None:
             self.tree(record.root_id)[record.id] = record
         self.version += 1
+        # The short-ID maps it belongs to take it in place, rather than being rebuilt
+        # from the whole tree at the next look: a spawn costs the same in any tree.
+        for key, (version, mapping) in list(self._shorts.items()):
+            if version != self.version - 1:
+                continue  # stale already: rebuilt when next asked for
+            root_id, for_root = key
+            if record.root_id == root_id or record.id == root_id or (for_root and record.is_root):
+                mapping.add(record.id)
+            self._shorts[key] = (self.version, mapping)
 
     def visible(self, reader: SessionRecord) -> list[SessionRecord]:
         """The reader's tree, plus other roots when the reader is a root; not the reader."""

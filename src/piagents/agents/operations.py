@@ -66,9 +66,9 @@ class Operations:
         me = caller.session.record
         name = args["name"]
         message = args["message"]
-        for sibling in self.ports.store().list_sessions(owner_id=me.id):
-            if sibling.name == name:
-                return error(texts.name_taken(name, self.c.shown(sibling, me).short_id))
+        sibling = self.ports.store().session_named(me.id, name)
+        if sibling is not None:
+            return error(texts.name_taken(name, self.c.shown(sibling, me).short_id))
         tree = self.c.tree(self.c.root_of(me))
         if tree.outstanding >= self.c.max_outstanding:
             return error(texts.input_rejected(tree.outstanding))

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from piagents.ai.models import ThinkingLevel
 from piagents.config import Settings
 from piagents.store.base import LeaseHolder, Store
 from piagents.store.records import InputRecord, SessionRecord
@@ -34,7 +35,7 @@ class AgentLoader(Protocol):
         ...
 
     async def create_owned(
-        self, owner: Agent, *, name: str, cwd: str, model: str, thinking: str, fork: bool
+        self, owner: Agent, *, name: str, cwd: str, model: str, thinking: ThinkingLevel, fork: bool
     ) -> Agent:
         """A new Agent owned by `owner`, in its tree, running in this runtime."""
         ...

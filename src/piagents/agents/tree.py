@@ -48,22 +48,28 @@ class Tree:
         self.open_inputs: dict[str, set[str]] = {}
         # Outstanding inputs that will have results, by recipient (what `wait` waits for).
         self.pending_results: dict[str, set[str]] = {}
+        self._outstanding = 0  # the sum of open_inputs' sizes, kept as they change
 
     @property
     def outstanding(self) -> int:
-        return sum(len(ids) for ids in self.open_inputs.values())
+        return self._outstanding
 
     def open(self, recipient_id: str, input_id: str, *, counts: bool, has_result: bool) -> None:
         if counts:
-            self.open_inputs.setdefault(recipient_id, set()).add(input_id)
+            ids = self.open_inputs.setdefault(recipient_id, set())
+            if input_id not in ids:
+                ids.add(input_id)
+                self._outstanding += 1
         if has_result:
             self.pending_results.setdefault(recipient_id, set()).add(input_id)
 
     def close(self, recipient_id: str, input_id: str) -> None:
         for book in (self.open_inputs, self.pending_results):
             ids = book.get(recipient_id)
-            if ids is not None:
+            if ids is not None and input_id in ids:
                 ids.discard(input_id)
+                if book is self.open_inputs:
+                    self._outstanding -= 1
                 if not ids:
                     del book[recipient_id]
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from piagents.store.base import StoreError
-from piagents.store.records import SessionRecord
+from piagents.store.records import InputStatus, SessionRecord
 
 FIRST_RETRY_S, LAST_RETRY_S = 0.05, 2.0
 
@@ -21,7 +21,7 @@ class InputEnd:
 
     recipient: SessionRecord
     ids: tuple[str, ...]
-    status: str
+    status: InputStatus
     result: str | None
     aborted_by_owner: bool
     ended: int

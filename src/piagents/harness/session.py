@@ -16,6 +16,7 @@ from piagents.ai.messages import (
     ToolResultMessage,
     Usage,
 )
+from piagents.ai.models import ThinkingLevel
 from piagents.harness.context import (
     DROPPED,
     in_effect,
@@ -143,7 +144,7 @@ class Session:
         *,
         cwd: str,
         model: str,
-        thinking: str = "off",
+        thinking: ThinkingLevel = "off",
         name: str | None = None,
         owner_id: str | None = None,
         root_id: str | None = None,
@@ -228,7 +229,7 @@ class Session:
         self.append(ModelChangeEntry(provider, model_id))
         self.record = self.store.update_session(self.id, model=model)
 
-    def set_thinking(self, level: str) -> None:
+    def set_thinking(self, level: ThinkingLevel) -> None:
         self.append(ThinkingLevelChangeEntry(level))
         self.record = self.store.update_session(self.id, thinking=level)
 

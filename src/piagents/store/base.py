@@ -6,11 +6,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from piagents.ai.models import ThinkingLevel
 from piagents.store.records import (
     ContextItem,
     Entry,
     GenerationRecord,
+    GenerationState,
     InputRecord,
+    InputStatus,
     SearchHit,
     SessionRecord,
 )
@@ -112,6 +115,11 @@ class Store(Protocol):
         """Newest first; `root_id` selects the owned sessions of one tree."""
         ...
 
+    def session_named(self, owner_id: str, name: str) -> SessionRecord | None:
+        """The session of `owner_id` named `name` (the newest, if several), found by
+        index: its cost does not grow with the owner's other sessions."""
+        ...
+
     def roots_mark(self) -> tuple[int, int]:
         """(count, latest creation time) of root sessions: changes when roots are added."""
         ...
@@ -122,7 +130,7 @@ class Store(Protocol):
         *,
         name: str | None = _UNSET,
         model: str = _UNSET,
-        thinking: str = _UNSET,
+        thinking: ThinkingLevel = _UNSET,
         meta: dict[str, Any] = _UNSET,
     ) -> SessionRecord: ...
 
@@ -154,7 +162,7 @@ class Store(Protocol):
     def end_inputs(
         self,
         ids: Sequence[str],
-        status: str,
+        status: InputStatus,
         result: str | None,
         *,
         aborted_by_owner: bool = False,
@@ -216,7 +224,7 @@ class Store(Protocol):
         self,
         generation: GenerationRecord,
         *,
-        expect_state: str | None = None,
+        expect_state: GenerationState | None = None,
         end: bool = False,
         result: InputRecord | None = None,
     ) -> bool:

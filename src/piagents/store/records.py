@@ -13,11 +13,33 @@ import operator
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias
 
 import msgspec
 
 from piagents.ai.messages import Message, message_from_json, message_to_json, now_ms
+from piagents.ai.models import ThinkingLevel
+
+InputKind: TypeAlias = Literal["input", "write", "notification", "control"]
+"""What an input asks of its recipient (see InputRecord)."""
+
+InputDelivery: TypeAlias = Literal["steer", "followUp", "write", "control"]
+"""When an input reaches its recipient: into the current turn, after it, only into
+its conversation, or to the supervisor of a managed agent's worker."""
+
+InputStatus: TypeAlias = Literal["outstanding", "completed", "failed", "aborted"]
+
+GenerationPlacement: TypeAlias = Literal["inline", "process", "tmux"]
+
+GenerationKind: TypeAlias = Literal["delegate", "continue"]
+
+GenerationState: TypeAlias = Literal[
+    "starting", "working", "blocked", "settling", "ended", "lost", "unknown"
+]
+
+GenerationOutcome: TypeAlias = Literal[
+    "completed", "failed", "aborted", "closed", "retired", "lost"
+]
 
 
 def new_id() -> str:
@@ -33,7 +55,7 @@ class SessionRecord:
     id: str
     cwd: str
     model: str = ""
-    thinking: str = "off"
+    thinking: ThinkingLevel = "off"
     name: str | None = None
     owner_id: str | None = None
     root_id: str | None = None
@@ -269,19 +291,20 @@ class InputRecord:
     """A message accepted for an Agent, from acceptance until it ends.
 
     `kind` is `input` (asks the recipient to act), `write` (only adds to its
-    conversation) or `notification` (an owned Agent's input ended). Only inputs
-    from the recipient's owner have results (`has_result`).
+    conversation), `notification` (an owned Agent's input ended) or `control` (a
+    supervision control message; its text is JSON). Only inputs from the
+    recipient's owner have results (`has_result`).
     """
 
     id: str
     root_id: str
     recipient_id: str
     sender_id: str | None  # None: the recipient's user
-    kind: str
-    delivery: str
+    kind: InputKind
+    delivery: InputDelivery
     text: str
     has_result: bool = False
-    status: str = "outstanding"  # then completed | failed | aborted
+    status: InputStatus = "outstanding"  # then completed | failed | aborted
     result: str | None = None
     read: bool = False
     aborted_by_owner: bool = False
@@ -323,10 +346,10 @@ class GenerationRecord(msgspec.Struct, frozen=True, kw_only=True, rename="camel"
     session_id: str  # the managed agent's session
     cwd: str
     task: str
-    placement: str  # inline | process | tmux
-    kind: str = "delegate"  # or continue
-    state: str = "starting"
-    outcome: str | None = None  # completed | failed | aborted | closed | retired | lost
+    placement: GenerationPlacement
+    kind: GenerationKind = "delegate"
+    state: GenerationState = "starting"
+    outcome: GenerationOutcome | None = None
     result: str | None = None
     error: str | None = None
     # Where it runs: the process (pid, host, its start time) and its pane or handle.

@@ -21,6 +21,9 @@ APPLICATION_ID = 0x70694147
 SCHEMA_VERSION = 3
 # Version 2: entry bodies in the records' own compact JSON (not Pi's), packed in blocks.
 # Version 3: the same maps as MessagePack, blocks as MessagePack arrays.
+# Indexes added since (sessions_owner_name) need no new version: every writable
+# opening runs `upgrade`, which creates what is missing, and an earlier pi-agents
+# reads a store that has them as it is.
 
 # Entries are appended one row each; every BLOCK of them is then packed into one
 # `entry_blocks` row (a MessagePack array decoded in one call), which is what makes
@@ -49,6 +52,8 @@ CREATE TABLE IF NOT EXISTS sessions (
     state TEXT NOT NULL DEFAULT 'idle'
 );
 CREATE INDEX IF NOT EXISTS sessions_owner ON sessions(owner_id);
+-- A sibling found by name (spawn's uniqueness check) without reading its siblings.
+CREATE INDEX IF NOT EXISTS sessions_owner_name ON sessions(owner_id, name);
 CREATE INDEX IF NOT EXISTS sessions_root ON sessions(root_id);
 CREATE INDEX IF NOT EXISTS sessions_updated ON sessions(updated);
 CREATE TABLE IF NOT EXISTS entries (

@@ -22,7 +22,7 @@ from piagents.harness.loop import AgentLoop
 from piagents.harness.session import Session
 from piagents.harness.tools.base import Tool
 from piagents.store.base import LeaseHolder, Store
-from piagents.store.records import InputRecord
+from piagents.store.records import InputDelivery, InputRecord
 
 
 class AgentHandle(Protocol):
@@ -63,7 +63,7 @@ class Delivering(Protocol):
         sender: AgentHandle | None,
         recipient: AgentHandle,
         text: str,
-        delivery: str,
+        delivery: InputDelivery,
         *,
         has_result: bool | None = None,
         plain: bool = False,

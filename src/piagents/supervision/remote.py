@@ -11,18 +11,25 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
 from piagents.ai.messages import now_ms
-from piagents.store.records import GenerationRecord, InputRecord, SessionRecord, new_id
+from piagents.store.records import (
+    GenerationRecord,
+    InputDelivery,
+    InputKind,
+    InputRecord,
+    SessionRecord,
+    new_id,
+)
 from piagents.supervision import error_texts, placement, texts
 from piagents.supervision.errors import SupervisionError, invalid_request
 from piagents.supervision.ports import AgentHandle, HasPorts
 from piagents.supervision.records import Observed, recorded_state
 
-CONTROL = "control"  # InputRecord kind of a control message; its text is JSON
+CONTROL: Final = "control"  # InputRecord kind of a control message; its text is JSON
 DEFAULT_START_TIMEOUT_MS = 30_000
 _POLL_S = 0.05
 
@@ -58,8 +65,8 @@ def leave(
     g: GenerationRecord,
     text: str,
     *,
-    kind: str = "input",
-    delivery: str = "followUp",
+    kind: InputKind = "input",
+    delivery: InputDelivery = "followUp",
     delivered: bool = False,
 ) -> InputRecord:
     """A message for the managed session, kept in the store for its worker."""

@@ -19,7 +19,7 @@ from piagents.agents.coordinator import AgentCallError
 from piagents.ai.messages import now_ms
 from piagents.ai.models import THINKING_LEVELS, has_thinking_levels
 from piagents.ai.registry import ProviderConfigError
-from piagents.harness.events import AssistantDelta, LoopEvent
+from piagents.harness.events import AssistantDelta, Delivery, LoopEvent
 from piagents.runtime import Runtime
 from piagents.store.base import SessionInUse, StoreError
 from piagents.tui.agent_list import AgentListScreen
@@ -298,7 +298,7 @@ class PiAgentsApp(App[int]):
             self.commands.run(*command)
             return
         root = self.root
-        delivery = "steer" if root.loop.in_turn and not message.follow_up else "followUp"
+        delivery: Delivery = "steer" if root.loop.in_turn and not message.follow_up else "followUp"
         try:
             self.runtime.coordinator.user_input(root, text, delivery)
         except (AgentCallError, RuntimeError) as exc:

@@ -14,6 +14,7 @@ from textual.widgets import Static
 from piagents.agent import Agent
 from piagents.agents.coordinator import AgentCallError
 from piagents.ai.messages import now_ms
+from piagents.harness.events import Delivery
 from piagents.runtime import Runtime
 from piagents.store.records import SessionRecord
 from piagents.supervision import controls, remote
@@ -174,7 +175,7 @@ class ViewerScreen(Screen[None]):
         if agent is None:
             self._wake_and_send(text)
             return
-        delivery = "steer" if agent.loop.in_turn and not message.follow_up else "followUp"
+        delivery: Delivery = "steer" if agent.loop.in_turn and not message.follow_up else "followUp"
         try:
             self.runtime.coordinator.user_input(agent, text, delivery)
         except AgentCallError as exc:

@@ -1,0 +1,67 @@
+"""The store's one SQLite connection: its lock, its write transactions and its
+reads, every SQLite error turned into the store's own."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+from piagents.store import sqlite_errors
+from piagents.store.base import StoreError
+
+T = TypeVar("T")
+
+
+class Connection:
+    """An open database at `path`, used by one thread at a time."""
+
+    def __init__(self, path: Path, db: sqlite3.Connection, *, busy_timeout: float) -> None:
+        self.path = path
+        self.db = db
+        self.busy_timeout = busy_timeout
+        self._lock = threading.RLock()
+
+    def error(self, exc: sqlite3.Error) -> StoreError:
+        return sqlite_errors.translate(self.path, exc, waited=self.busy_timeout)
+
+    def _roll_back(self) -> None:
+        # SQLite may have rolled back itself (a full disk, an I/O error): nothing to undo.
+        with contextlib.suppress(sqlite3.Error):
+            self.db.execute("ROLLBACK")
+
+    @contextmanager
+    def tx(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction; any SQLite error in it is the store's own, typed."""
+        with self._lock:
+            try:
+                self.db.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise self.error(exc) from exc
+            try:
+                yield self.db
+                self.db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._roll_back()
+                raise self.error(exc) from exc
+            except BaseException:
+                self._roll_back()
+                raise
+
+    def fetch(self, sql: str, args: Sequence[Any]) -> list[Any]:
+        return self.read(lambda db: db.execute(sql, args).fetchall())
+
+    def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        with self._lock:
+            try:
+                return fn(self.db)
+            except sqlite3.Error as exc:
+                raise self.error(exc) from exc
+
+    def close(self) -> None:
+        with self._lock, contextlib.suppress(sqlite3.Error):
+            self.db.close()

@@ -1,0 +1,83 @@
+"""What a spawn updates in place instead of rebuilding from the whole tree: the
+short-ID maps, the directory's copy of a tree and the tree's outstanding count.
+Each stays what a rebuild from scratch would give."""
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from piagents.agents.addressing import ShortIds
+from piagents.agents.directory import Directory
+from piagents.agents.tree import Tree
+from piagents.store.records import SessionRecord
+from piagents.store.sqlite import SQLiteStore
+
+hex_ids = st.lists(st.text("0123456789abcdef", min_size=1, max_size=12), max_size=30)
+
+
+@given(hex_ids, hex_ids)
+def test_a_short_id_map_that_takes_ids_one_by_one_is_the_map_made_of_them_all(first, later):
+    grown = ShortIds(first)
+    asked = {i: grown[i] for i in first}  # made before the others arrive, then outgrown
+    for i in later:
+        grown.add(i)
+    whole = ShortIds([*first, *later])
+    assert dict(grown) == dict(whole)
+    assert len(grown) == len(whole)
+    assert set(asked) <= set(whole)
+
+
+def test_an_id_added_between_two_neighbours_lengthens_theirs():
+    shorts = ShortIds(["abcdefgh000", "abcdefgh999"])
+    assert shorts["abcdefgh000"] == "abcdefgh0"
+    shorts.add("abcdefgh001")
+    assert shorts["abcdefgh000"] == "abcdefgh000"
+    assert shorts["abcdefgh001"] == "abcdefgh001"
+    assert shorts["abcdefgh999"] == "abcdefgh9"
+
+
+def test_the_directory_takes_a_new_agent_into_the_maps_that_show_it(tmp_path):
+    store = SQLiteStore(tmp_path / "store.db")
+    root = SessionRecord(id="root0000-a", cwd="/")
+    other = SessionRecord(id="root1111-b", cwd="/")
+    for r in (root, other):
+        store.create_session(r)
+    directory = Directory(store)
+    seen = SessionRecord(id="c0000000-0", cwd="/", owner_id=root.id, root_id=root.id)
+    store.create_session(seen)
+    directory.add(seen)
+    root_map, child_map = directory.short_map(root), directory.short_map(seen)
+    other_map = directory.short_map(other)
+
+    late = SessionRecord(id="c0000000-1", cwd="/", owner_id=root.id, root_id=root.id)
+    store.create_session(late)
+    directory.add(late)
+
+    assert directory.short_map(root) is root_map  # taken in, not rebuilt
+    assert directory.short_map(seen) is child_map
+    assert set(root_map) == {root.id, other.id, seen.id, late.id}
+    assert set(child_map) == {root.id, seen.id, late.id}
+    assert set(directory.short_map(other)) == {other.id, root.id}
+    assert directory.short_map(other) is other_map
+    rebuilt = Directory(store)
+    for reader in (root, seen, other):
+        assert dict(directory.short_map(reader)) == dict(rebuilt.short_map(reader))
+    store.close()
+
+
+def test_a_trees_outstanding_count_follows_its_open_inputs():
+    tree = Tree("r", 3)
+    tree.open("a", "i1", counts=True, has_result=True)
+    tree.open("a", "i1", counts=True, has_result=True)  # the same input again
+    tree.open("a", "i2", counts=True, has_result=False)
+    tree.open("b", "i3", counts=False, has_result=True)
+    tree.open("b", "i4", counts=True, has_result=False)
+    assert tree.outstanding == 3
+    tree.close("a", "i1")
+    tree.close("a", "i1")
+    tree.close("b", "i3")  # not counted
+    tree.close("c", "i9")  # unknown
+    assert tree.outstanding == 2 == sum(len(v) for v in tree.open_inputs.values())
+    tree.close("a", "i2")
+    tree.close("b", "i4")
+    assert tree.outstanding == 0
+    assert tree.open_inputs == {} and tree.pending_results == {}
