@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import datetime
 import logging
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -22,6 +22,10 @@ from piagents.ai.faux import FunctionModel
 from piagents.ai.models import ModelRef, ThinkingLevel, parse_thinking_level
 from piagents.ai.registry import NO_MODEL, ProviderConfigError, ProviderRegistry, default_model
 from piagents.config import Settings, SettingsError, check_agent_api, default_home, load_settings
+from piagents.events.hub import EventHub, Listener, Subscription
+from piagents.events.records import ChangedElsewhere
+from piagents.events.states import StateTracker
+from piagents.events.store import publishing
 from piagents.extensions import load_extensions
 from piagents.harness.compaction import auto_compaction
 from piagents.harness.loop import AgentLoop, LoopConfig, LoopHooks
@@ -29,6 +33,7 @@ from piagents.harness.session import Session
 from piagents.harness.system_prompt import build_system_prompt, find_context_files
 from piagents.harness.tools import builtin_tools
 from piagents.harness.tools.base import Tool
+from piagents.read_model import ReadModel
 from piagents.store import lease
 from piagents.store.base import LeaseHolder, SessionNotFound, Store, StoreError
 from piagents.store.records import SessionRecord
@@ -99,6 +104,9 @@ class Runtime:
         self._tg: asyncio.TaskGroup | None = None
         self.holder: LeaseHolder | None = None
         self.agents: dict[str, Agent] = {}
+        # events: what front ends subscribe to, and the states the coordinator touches.
+        self.event_hub = EventHub()
+        self.agent_states = StateTracker(self.event_hub)
         self.coordinator = Coordinator(self)
         self.closing = False
         # Roots woken by an input from another Agent; unloaded again once idle.
@@ -113,6 +121,15 @@ class Runtime:
         # Where managed agents run when settings name no placement (the CLI: `process`).
         self.default_placement = "inline"
         self.supervisor = Supervisor(self)
+        self.read_model = ReadModel(  # events: what front ends read beside the events
+            self.agents,
+            self.agent_states,
+            lambda: self.store,
+            self.coordinator,
+            self.supervisor,
+            self.providers,
+            self.event_hub.subscribe,
+        )
 
     def worker_options(self) -> dict[str, Any]:
         """What a managed agent's worker process needs of this runtime's own options
@@ -132,6 +149,14 @@ class Runtime:
         self._extension_tools()
         return (*self.settings.warnings, *self.extension_warnings)
 
+    def events(self, maxsize: int = 10_000) -> Subscription:
+        """Every runtime event from now on, as a bounded async iterator (`events.hub`)."""
+        return self.event_hub.events(maxsize)
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call `listener` with every runtime event from now on; returns its unsubscribe."""
+        return self.event_hub.subscribe(listener)
+
     @property
     def store(self) -> Store:
         if self._store is None:
@@ -143,6 +168,7 @@ class Runtime:
     async def __aenter__(self) -> Runtime:
         if self._store is None:
             self._store = SQLiteStore(self.home / "store.db")
+        self._store = publishing(self._store, self.event_hub)  # events: commits announced
         self.holder = lease.new_holder()
         self._tg = asyncio.TaskGroup()
         await self._tg.__aenter__()
@@ -159,6 +185,7 @@ class Runtime:
         self._tg.create_task(_contained(work, what))
 
     def _drain_on_poke(self, retry_in: float = FIRST_RETRY_S) -> None:
+        self.event_hub.publish(ChangedElsewhere())  # events: another process wrote
         try:
             self.coordinator.drain()
         except StoreError as exc:  # nothing was taken: the inputs wait in the store
@@ -190,6 +217,7 @@ class Runtime:
             finally:
                 if self.holder is not None:
                     lease.retire(self.holder)
+                self.event_hub.close()
                 self.store.close()
 
     async def close_agents(self) -> None:
@@ -233,6 +261,7 @@ class Runtime:
                 timeout if timeout is not None else 0.0,
             )
         self.agents.pop(agent.id, None)
+        self.agent_states.unloaded(agent.id)  # events
         self.coordinator.detach(agent)
         self._background.discard(agent.id)
         if self.holder is not None and agent.session.record.is_root:
@@ -363,12 +392,15 @@ class Runtime:
             if addition:
                 loop.system_prompt = f"{loop.system_prompt}\n\n{addition}"
         self.agents[session.id] = agent
+        loop.listeners.append(self.event_hub.loop_listener(session.id))  # events
+        self.agent_states.loaded(session.record)  # events
         try:
             self.coordinator.attach(agent)
             if session.record.is_root:
                 self.coordinator.drain()
         except BaseException:  # e.g. the store failed: leave nothing half-loaded
             self.agents.pop(session.id, None)
+            self.agent_states.unloaded(session.id)  # events
             self.coordinator.detach(agent)
             raise
         return agent

@@ -28,6 +28,7 @@ import msgspec
 
 from piagents.agents.unrecorded import FIRST_RETRY_S, LAST_RETRY_S
 from piagents.ai.messages import AssistantMessage, ToolResultMessage, UserMessage, now_ms
+from piagents.events.records import SupervisionChanged
 from piagents.harness.compaction import compaction_threshold
 from piagents.harness.events import (
     AssistantDelta,
@@ -828,6 +829,7 @@ class Supervisor:
     def _changed(self) -> None:
         for listener in list(self.listeners):
             listener()
+        self.rt.event_hub.publish(SupervisionChanged())  # events
         self.rt.coordinator.changed()
 
 
