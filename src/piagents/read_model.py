@@ -8,7 +8,7 @@ is a copy that could go stale: every call reads the runtime's state of now.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 from piagents.agents.coordinator import AgentCallError
 from piagents.ai.models import ModelRef
 from piagents.ai.registry import ProviderRegistry
-from piagents.events.hub import Listener
+from piagents.events.hub import EventHub, Listener
 from piagents.events.states import StateTracker
-from piagents.harness.events import Input
+from piagents.harness.events import Input, LoopEvent, Phase
 from piagents.store.base import Store
 from piagents.store.records import Entry, GenerationRecord, SessionRecord
 from piagents.supervision.definitions import Roster
@@ -82,7 +82,7 @@ class ReadModel:
         coordinator: Coordinator,
         supervisor: Supervisor,
         providers: ProviderRegistry,
-        subscribe: Callable[[Listener], Callable[[], None]],
+        hub: EventHub,
     ) -> None:
         self._agents = agents
         self._states = states
@@ -90,7 +90,17 @@ class ReadModel:
         self._coordinator = coordinator
         self._supervisor = supervisor
         self._providers = providers
-        self.subscribe = subscribe  # the runtime's events (`Runtime.subscribe`)
+        self._hub = hub
+
+    # ---- events -----------------------------------------------------------------------
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Every runtime event from now on (`Runtime.subscribe`); returns its unsubscribe."""
+        return self._hub.subscribe(listener)
+
+    def follow(self, agent_id: str, listener: Callable[[LoopEvent], None]) -> Callable[[], None]:
+        """The loop events of one Agent only (a transcript's); returns what stops them."""
+        return self._hub.follow(agent_id, listener)
 
     # ---- Agents ---------------------------------------------------------------------
 
@@ -105,6 +115,15 @@ class ReadModel:
     def state_of(self, agent_id: str) -> str:
         """running, waiting, queued or idle (idle when not loaded here)."""
         return self._coordinator.state_of(agent_id)
+
+    def conversation(self, agent: Agent) -> Sequence[Entry]:
+        """A loaded Agent's entries so far, as its session holds them (no store read)."""
+        return agent.session.entries
+
+    def phase(self, agent_id: str) -> Phase:
+        """Its loop's phase: idle, queued (for a slot) or running."""
+        agent = self._agents.get(agent_id)
+        return agent.loop.phase if agent is not None else "idle"
 
     def queued_inputs(self, agent_id: str) -> list[Input]:
         agent = self._agents.get(agent_id)

@@ -128,7 +128,7 @@ class Runtime:
             self.coordinator,
             self.supervisor,
             self.providers,
-            self.event_hub.subscribe,
+            self.event_hub,
         )
 
     def worker_options(self) -> dict[str, Any]:

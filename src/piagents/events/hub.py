@@ -83,6 +83,7 @@ class EventHub:
     def __init__(self) -> None:
         self._listeners: list[Listener] = []
         self._subscriptions: list[Subscription] = []
+        self._followers: dict[str, list[Callable[[LoopEvent], None]]] = {}
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call `listener` with every event from now on; returns what unsubscribes it."""
@@ -118,12 +119,32 @@ class EventHub:
         for subscription in list(self._subscriptions):
             subscription.put(event)
 
+    def follow(self, agent_id: str, listener: Callable[[LoopEvent], None]) -> Callable[[], None]:
+        """Call `listener` with the loop events of one Agent only (what a transcript
+        shows), without hearing every other Agent's; returns what stops it."""
+        self._followers.setdefault(agent_id, []).append(listener)
+
+        def stop() -> None:
+            followers = self._followers.get(agent_id, [])
+            if listener in followers:
+                followers.remove(listener)
+            if not followers:
+                self._followers.pop(agent_id, None)
+
+        return stop
+
     def loop_listener(self, agent_id: str) -> Callable[[LoopEvent], None]:
-        """What an Agent's loop calls: its events go out as `AgentLoopEvent`s."""
+        """What an Agent's loop calls: its events go out as `AgentLoopEvent`s, and to
+        those following that Agent."""
 
         def forward(event: LoopEvent) -> None:
             if not self.idle:
                 self.publish(AgentLoopEvent(agent_id, event))
+            for listener in list(self._followers.get(agent_id, ())):
+                try:
+                    listener(event)
+                except Exception:
+                    log.exception("An event listener failed")
 
         return forward
 

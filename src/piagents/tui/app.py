@@ -180,8 +180,8 @@ class PiAgentsApp(App[int]):
         self.root = root
         self._unlisten_root = self.model.subscribe(self._on_root_event)
         self.transcript.reset()
-        self.transcript.follow(root)
-        self.progress.follow(root)
+        self.transcript.follow(self.model, root)
+        self.progress.follow(self.model, root)
         self._show_problems(root)
         self.refresh_status(root_changed=True)
         self.refresh_supervision()

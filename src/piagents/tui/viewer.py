@@ -94,8 +94,8 @@ class ViewerScreen(Screen[None]):
     def on_mount(self) -> None:
         agent = self.agent
         if agent is not None:
-            self.transcript.follow(agent)
-            self.progress.follow(agent)
+            self.transcript.follow(self.model, agent)
+            self.progress.follow(self.model, agent)
         else:
             self._show_committed()
             self.set_interval(LIVE_INTERVAL_S, self._refresh_live)
@@ -181,8 +181,8 @@ class ViewerScreen(Screen[None]):
         agent = self.agent
         if agent is not None and self.transcript.agent is None:
             self.transcript.reset()
-            self.transcript.follow(agent)
-            self.progress.follow(agent)
+            self.transcript.follow(self.model, agent)
+            self.progress.follow(self.model, agent)
 
     def on_editor_cleared(self, message: Editor.Cleared) -> None:
         message.stop()
