@@ -154,3 +154,20 @@ async def test_the_stream_ends_when_the_runtime_closes(home, work) -> None:
     got = [e async for e in subscription]
     assert [e.type for e in got if not isinstance(e, AgentStateChanged)][:1] == ["agent_loaded"]
     assert got[-1].type == "agent_unloaded"
+
+
+async def test_an_event_published_from_another_thread_is_delivered_on_the_loops() -> None:
+    import threading
+
+    from piagents.events import EventHub, SettingsChanged
+
+    hub = EventHub()
+    threads: list[int] = []
+    hub.subscribe(lambda event: threads.append(threading.get_ident()))
+    hub.publish(SettingsChanged("k", 1))  # binds the loop
+    await asyncio.to_thread(hub.publish, SettingsChanged("k", 2))
+    stream = hub.events()
+    hub.publish(SettingsChanged("k", 3))
+    async with asyncio.timeout(5):
+        await anext(stream)
+    assert threads == [threading.get_ident()] * 3

@@ -84,6 +84,7 @@ class EventHub:
         self._listeners: list[Listener] = []
         self._subscriptions: list[Subscription] = []
         self._followers: dict[str, list[Callable[[LoopEvent], None]]] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None  # where events are delivered
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call `listener` with every event from now on; returns what unsubscribes it."""
@@ -111,6 +112,18 @@ class EventHub:
         return not self._listeners and not self._subscriptions
 
     def publish(self, event: RuntimeEvent) -> None:
+        """Deliver `event` now; from another thread (a store call run off the event
+        loop), it is handed to the loop's thread and delivered there."""
+        try:
+            self._loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = self._loop
+            if loop is not None and not loop.is_closed():
+                loop.call_soon_threadsafe(self._deliver, event)
+                return
+        self._deliver(event)
+
+    def _deliver(self, event: RuntimeEvent) -> None:
         for listener in list(self._listeners):
             try:
                 listener(event)
