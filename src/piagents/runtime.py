@@ -261,13 +261,13 @@ class Runtime:
                 timeout if timeout is not None else 0.0,
             )
         self.agents.pop(agent.id, None)
-        self.agent_states.unloaded(agent.id)  # events
         self.coordinator.detach(agent)
         self._background.discard(agent.id)
         if self.holder is not None and agent.session.record.is_root:
             with contextlib.suppress(Exception):
                 self.store.set_state(agent.id, "idle")
                 self.store.release_lease(agent.id, self.holder)
+        self.agent_states.unloaded(agent.id)  # events: once its lease is released
 
     # ---- agents -------------------------------------------------------------
 
