@@ -306,7 +306,7 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
     if not prompt:
         if args.print_mode:
             raise CliError('no prompt given: run `pi-agents -p "your prompt"`', EXIT_USAGE)
-        from piagents.tui.launch import run_interactive
+        from piagents.cli_interactive import run_interactive
 
         return await run_interactive(args)
     tools = None
@@ -386,7 +386,7 @@ async def _run_json(runtime: Any, root: Any, prompt: str) -> int:
     import asyncio
     import json
 
-    from piagents.harness.events import event_to_json
+    from piagents.events import event_to_json
 
     closed = asyncio.Event()  # the reader of our output went away
 
@@ -403,7 +403,7 @@ async def _run_json(runtime: Any, root: Any, prompt: str) -> int:
     emit({"type": "session", "id": root.id, "cwd": root.cwd, "model": str(root.model)})
     if closed.is_set():
         return EXIT_STDOUT_CLOSED  # before anything was sent to the model
-    root.loop.listeners.append(lambda event: emit(event_to_json(event)))
+    runtime.subscribe(lambda event: emit(event_to_json(event)))  # the runtime's events
     run = asyncio.ensure_future(root.prompt_outcome(prompt))
     gone = asyncio.ensure_future(closed.wait())
     await asyncio.wait({run, gone}, return_when=asyncio.FIRST_COMPLETED)

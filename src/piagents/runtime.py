@@ -4,29 +4,33 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime
 import logging
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from types import TracebackType
-from typing import Any, cast
+from typing import Any
 
 from piagents.agent import Agent, new_loop
 from piagents.agents import texts
 from piagents.agents.clock import WaitClock
-from piagents.agents.coordinator import AgentCallError, Coordinator
+from piagents.agents.coordinator import AgentCallError
 from piagents.agents.mailbox import Mailbox
-from piagents.agents.operations import Operations, fork_entries
-from piagents.agents.ports import AgentsPorts, WakePolicy
+from piagents.agents.operations import fork_entries
+from piagents.agents.ports import WakePolicy
 from piagents.agents.tool import AgentTool
 from piagents.agents.woken import WokenRoots
 from piagents.ai.faux import FunctionModel
 from piagents.ai.models import ModelRef, ThinkingLevel, parse_thinking_level
 from piagents.ai.registry import NO_MODEL, ProviderConfigError, ProviderRegistry, default_model
+from piagents.composition import compose
 from piagents.config import Settings, SettingsError, check_agent_api, default_home, load_settings
+from piagents.events.hub import EventHub, Listener, Subscription
+from piagents.events.records import ChangedElsewhere
+from piagents.events.states import StateTracker
+from piagents.events.store import publishing
 from piagents.extensions import load_extensions
 from piagents.harness.session import Session
-from piagents.harness.system_prompt import build_system_prompt, find_context_files
+from piagents.harness.system_prompt import prompt_for_cwd
 from piagents.harness.tools import builtin_tools
 from piagents.harness.tools.base import Tool
 from piagents.store import lease
@@ -35,13 +39,9 @@ from piagents.store.records import GenerationPlacement, SessionRecord
 from piagents.store.sqlite import SQLiteStore
 from piagents.store.sqlite_errors import home_error
 from piagents.supervision import briefing
-from piagents.supervision.ports import AgentHandle, Coordination, Delivering, SupervisionPorts
-from piagents.supervision.supervisor import Supervisor
 from piagents.supervision.tool import SupervisionTool
 
 log = logging.getLogger("piagents")
-
-FAUX_DEFAULT = "faux/function"
 
 
 async def _contained(work: Coroutine[Any, Any, object], what: str) -> None:
@@ -102,32 +102,25 @@ class Runtime:
         self._tg: asyncio.TaskGroup | None = None
         self.holder: LeaseHolder | None = None
         self.agents: dict[str, Agent] = {}
+        # events: what front ends subscribe to, and the states the coordinator touches.
+        self.event_hub = EventHub()
+        self.agent_states = StateTracker(self.event_hub)
         self.closing = False
         # An input to an offline root loads it here (the SDK), or in a background
         # `pi-agents serve` process (the command line).
         self._wake = WakePolicy(in_process=True)
-        # The composition of the Pi Agents side: what each part may use of this runtime.
-        ports = AgentsPorts(
-            store=lambda: self.store,
-            settings=lambda: self.settings,
-            agents=self.agents,
-            background=self.background,
-            closing=lambda: self.closing,
-            holder=lambda: self.holder,
-            loader=self,
-            wake=self._wake,
-            home=self.home,
-            on_control=lambda stored: self.supervisor.on_control(stored),
-        )
-        self.coordinator = Coordinator(ports)
-        self.delivery = self.coordinator.delivery
-        self.operations = Operations(
-            self.coordinator,
-            ports,
-            providers=self.providers,
-            default_model=lambda: self.default_model,
-            clock=wait_clock,
-        )
+        self.mailbox: Mailbox | None = None
+        self._extensions: list[Tool] | None = None
+        self.abandoned: list[str] = []  # Agents whose work did not stop when unloaded
+        self.extension_warnings: list[str] = []
+        # Where managed agents run when settings name no placement (the CLI: `process`).
+        self.default_placement: GenerationPlacement = "inline"
+        parts = compose(self, self.event_hub, self.agent_states, self._wake, wait_clock)
+        self.coordinator = parts.coordinator
+        self.delivery = parts.delivery
+        self.operations = parts.operations
+        self.supervisor = parts.supervisor
+        self.read_model = parts.read_model  # what front ends read beside the events
         # Roots woken by an input from another Agent; unloaded again once idle.
         self._woken = WokenRoots(
             agents=self.agents,
@@ -136,34 +129,6 @@ class Runtime:
             background=self.background,
             closing=lambda: self.closing or self._tg is None,
         )
-        self.mailbox: Mailbox | None = None
-        self._extensions: list[Tool] | None = None
-        self.abandoned: list[str] = []  # Agents whose work did not stop when unloaded
-        self.extension_warnings: list[str] = []
-        # Where managed agents run when settings name no placement (the CLI: `process`).
-        self.default_placement: GenerationPlacement = "inline"
-        # All the supervision face sees of this runtime. It hands back only Agents this
-        # runtime gave it, hence the casts to the Agent-typed coordinator, delivery, unload.
-        unload = cast(Callable[[AgentHandle, float | None], Coroutine[Any, Any, None]], self.unload)
-        supervision_ports = SupervisionPorts(
-            home=self.home,
-            settings=lambda: self.settings,
-            default_thinking=self.default_thinking,
-            store=lambda: self.store,
-            holder=lambda: self.holder,
-            closing=lambda: self.closing,
-            default_placement=lambda: self.default_placement,
-            agents=self.agents,
-            coordinator=cast(Coordination, self.coordinator),
-            delivery=cast(Delivering, self.delivery),
-            background=self.background,
-            load_managed=self.load_managed,
-            unload=unload,
-            context_window=self.providers.context_window,
-            extension_tools=self.extension_tools,
-            worker_options=self.worker_options,
-        )
-        self.supervisor = Supervisor(supervision_ports)
 
     @property
     def wake_in_process(self) -> bool:
@@ -192,6 +157,14 @@ class Runtime:
         self._extension_tools()
         return (*self.settings.warnings, *self.extension_warnings)
 
+    def events(self, maxsize: int = 10_000) -> Subscription:
+        """Every runtime event from now on, as a bounded async iterator (`events.hub`)."""
+        return self.event_hub.events(maxsize)
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call `listener` with every runtime event from now on; returns its unsubscribe."""
+        return self.event_hub.subscribe(listener)
+
     @property
     def store(self) -> Store:
         if self._store is None:
@@ -203,10 +176,11 @@ class Runtime:
     async def __aenter__(self) -> Runtime:
         if self._store is None:
             self._store = SQLiteStore(self.home / "store.db")
+        self._store = publishing(self._store, self.event_hub)  # events: commits announced
         self.holder = lease.new_holder()
         self._tg = asyncio.TaskGroup()
         await self._tg.__aenter__()
-        self.mailbox = Mailbox(self.holder.token, self.delivery.on_poke)
+        self.mailbox = Mailbox(self.holder.token, self._on_poke)
         await self.mailbox.start()
         return self
 
@@ -217,6 +191,10 @@ class Runtime:
             work.close()
             return
         self._tg.create_task(_contained(work, what))
+
+    def _on_poke(self) -> None:
+        self.event_hub.publish(ChangedElsewhere())  # events: another process wrote
+        self.delivery.on_poke()
 
     async def __aexit__(
         self,
@@ -240,6 +218,7 @@ class Runtime:
             finally:
                 if self.holder is not None:
                     lease.retire(self.holder)
+                self.event_hub.close()
                 self.store.close()
 
     async def close_agents(self) -> None:
@@ -289,6 +268,7 @@ class Runtime:
             with contextlib.suppress(Exception):
                 self.store.set_state(agent.id, "idle")
                 self.store.release_lease(agent.id, self.holder)
+        self.agent_states.unloaded(agent.id)  # events: once its lease is released
 
     # ---- agents -------------------------------------------------------------
 
@@ -394,7 +374,13 @@ class Runtime:
         )
         tools = self.tools_for(agent)
         loop.tools = {t.name: t for t in tools}
-        loop.system_prompt = self.system_prompt(session, tools)
+        loop.system_prompt = prompt_for_cwd(
+            Path(session.record.cwd),
+            tools,
+            self.home,
+            custom=self.custom_system_prompt,
+            append=self.append_system_prompt,
+        )
         face = self.supervisor.face(session.record)
         if face == "managed":
             loop.system_prompt = briefing.managed_system_prompt(
@@ -405,12 +391,15 @@ class Runtime:
             if addition:
                 loop.system_prompt = f"{loop.system_prompt}\n\n{addition}"
         self.agents[session.id] = agent
+        loop.listeners.append(self.event_hub.loop_listener(session.id))  # events
+        self.agent_states.loaded(session.record)  # events
         try:
             self.coordinator.attach(agent)
             if session.record.is_root:
                 self.delivery.drain()
         except BaseException:  # e.g. the store failed: leave nothing half-loaded
             self.agents.pop(session.id, None)
+            self.agent_states.unloaded(session.id)  # events
             self.coordinator.detach(agent)
             raise
         return agent
@@ -504,17 +493,6 @@ class Runtime:
             self._extensions = tools
             self.extension_warnings = warnings
         return list(self._extensions)
-
-    def system_prompt(self, session: Session, tools: list[Tool]) -> str:
-        cwd = Path(session.record.cwd)
-        return build_system_prompt(
-            tools=tools,
-            cwd=cwd,
-            now=datetime.datetime.now().astimezone(),
-            context_files=find_context_files(cwd, self.home) if cwd.exists() else [],
-            custom=self.custom_system_prompt,
-            append=self.append_system_prompt,
-        )
 
     def latest_session(self, cwd: str | Path) -> str | None:
         sessions = self.store.list_sessions(cwd=str(Path(cwd).resolve()), roots_only=True, limit=1)

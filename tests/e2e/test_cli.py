@@ -159,13 +159,21 @@ def test_json_mode_prints_a_session_line_then_one_event_per_line(cli: Cli) -> No
     assert first["cwd"] == str(cli.cwd.resolve())
     assert first["model"] == route("shell")
     assert first["id"] in cli.session_ids()
-    types = [line["type"] for line in lines[1:]]
+    # The runtime's events (README: Events): the turn's own, with the Agent's id, and
+    # the runtime's (the input accepted and ended, states, the Agent going offline).
+    events = lines[1:]
+    assert all(isinstance(line["type"], str) for line in events)
+    types = [line["type"] for line in events]
     assert "message" in types and "tool_start" in types
-    assert types[-1] == "run_end"
-    assert lines[-1]["status"] == "completed"
-    assert lines[-1]["answer"] == "saw: out.txt"
-    roles = [line["message"]["role"] for line in lines if line["type"] == "message"]  # type: ignore[index]
+    assert all(line["agent"] == first["id"] for line in events if line["type"] == "message")
+    assert types.index("input_accepted") < types.index("run_start") < types.index("input_ended")
+    ends = [line for line in events if line["type"] == "run_end"]
+    assert len(ends) == 1
+    assert ends[0]["status"] == "completed"
+    assert ends[0]["answer"] == "saw: out.txt"
+    roles = [line["message"]["role"] for line in events if line["type"] == "message"]  # type: ignore[index]
     assert roles == ["user", "assistant", "toolResult", "assistant"]
+    assert types[-1] == "agent_unloaded"  # the runtime closed
 
 
 def test_version_prints_the_version_and_exits_zero(cli: Cli) -> None:
@@ -664,9 +672,9 @@ def test_a_failed_run_in_json_mode_exits_non_zero_and_reports_it(cli: Cli) -> No
     result = cli.prompt("fail", "--mode", "json", "-p", "hi")
 
     assert result.returncode != 0
-    last = json_lines(result.stdout)[-1]
-    assert last["type"] == "run_end" and last["status"] == "failed"
-    assert "boom" in str(last["answer"])
+    [end] = [line for line in json_lines(result.stdout) if line["type"] == "run_end"]
+    assert end["status"] == "failed"
+    assert "boom" in str(end["answer"])
 
 
 def test_a_missing_prompt_is_a_usage_error(cli: Cli) -> None:

@@ -6,6 +6,7 @@ import msgspec
 from tui_support import make_app, screen_text, started, submit, type_text, until, user_texts
 
 from piagents.agents.listing import unwrap
+from piagents.agents.mailbox import poke
 from piagents.ai.messages import AssistantMessage, TextContent, UserMessage
 from piagents.harness.session import Session
 from piagents.store.records import GenerationRecord, SessionRecord
@@ -282,11 +283,11 @@ async def test_the_viewer_follows_what_an_agent_run_elsewhere_commits(home, work
     async with app.run_test(size=(100, 30)) as pilot:
         await started(pilot)
         elsewhere = run_elsewhere(app, work)
-        viewer = ViewerScreen(app.runtime, app.root, elsewhere.id)
+        viewer = ViewerScreen(app.model, app.root, elsewhere.id)
         await app.push_screen(viewer)
         await until(pilot, lambda: "first task" in screen_text(app), what="the history")
         elsewhere.append_message(AssistantMessage((TextContent("working on it"),)))
-        app.runtime.coordinator.changed()
+        assert await poke(app.runtime.holder.token)  # as the worker does after committing
         await until(pilot, lambda: "working on it" in screen_text(app), what="the new entry")
         assert screen_text(app).count("first task") == 1  # only what is new was added
         assert viewer.agent is None
@@ -316,7 +317,7 @@ async def test_the_viewer_shows_the_live_output_of_an_agent_working_elsewhere(ho
         store.add_generation(g)
         output = "\n".join(f"line {i}" for i in range(10)) + "\nhalf a sentence so f"
         placement.write_inspect(app.runtime.home, "g1", {"recent_output": output})
-        viewer = ViewerScreen(app.runtime, app.root, elsewhere.id)
+        viewer = ViewerScreen(app.model, app.root, elsewhere.id)
         await app.push_screen(viewer)
         live = viewer.query_one("#viewer-live")
         await until(pilot, lambda: "half a sentence so f" in screen_text(app), what="live")

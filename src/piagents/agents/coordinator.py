@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -24,6 +25,7 @@ from piagents.agents.texts import Shown
 from piagents.agents.tree import AgentMarks, Tree
 from piagents.agents.unrecorded import InputEnd, UnrecordedEnds
 from piagents.ai.messages import TextContent, UserMessage, now_ms
+from piagents.events.states import StateTracker
 from piagents.harness.events import (
     Input,
     InputQueued,
@@ -58,16 +60,15 @@ STATES = ("running", "waiting", "queued", "idle")
 class Coordinator:
     """One per runtime: the trees loaded here and the Agents in them."""
 
-    def __init__(self, ports: AgentsPorts) -> None:
+    def __init__(self, ports: AgentsPorts, states: StateTracker) -> None:
         self.ports = ports
+        self.states = states  # events: which Agents' states changed, and the last published
         self.delivery = Delivery(ports, self)  # every message to an Agent goes through it
         self.trees: dict[str, Tree] = {}
         self.marks: dict[str, AgentMarks] = {}
         self._directory: Directory | None = None
         self.listeners: list[Callable[[], None]] = []  # told when any state may have changed
         self._change_pending = False
-        self._published: dict[str, str] = {}
-        self._roots: dict[str, Agent] = {}  # the roots loaded here, whose states are published
         # Ends of inputs the store refused (full, locked), retried until it takes them.
         self._unrecorded = UnrecordedEnds(
             self._record_end,
@@ -89,8 +90,10 @@ class Coordinator:
     def abort_timeout(self) -> float:
         return self.ports.settings().agents.abort_timeout_ms / 1000
 
-    def changed(self) -> None:
-        """Something may have changed state; listeners hear once per loop iteration."""
+    def changed(self, *agent_ids: str) -> None:
+        """Something may have changed state (of these Agents, when named); listeners
+        hear once per loop iteration."""
+        self.states.touch(agent_ids)  # events: only these are asked their state
         if self._change_pending:
             return
         self._change_pending = True
@@ -106,14 +109,12 @@ class Coordinator:
             listener()
 
     def _publish_root_states(self) -> None:
-        """Record root states so runtimes in other processes can list them."""
-        for agent in list(self._roots.values()):  # not every Agent: a tree may hold thousands
-            if self.ports.agents.get(agent.id) is agent:
-                state = self.state_of(agent.id)
-                if self._published.get(agent.id) != state:
-                    self._published[agent.id] = state
-                    with contextlib.suppress(Exception):
-                        self.ports.store().set_state(agent.id, state)
+        """Publish the states that changed (events), and record root states so runtimes
+        in other processes can list them."""
+        for change in self.states.flush(self.state_of):  # type: ignore[arg-type]
+            if change.agent_id == change.root_id:
+                with contextlib.suppress(Exception):
+                    self.ports.store().set_state(change.agent_id, change.state)
 
     def root_of(self, record: SessionRecord) -> str:
         return record.root_id or record.id
@@ -121,7 +122,7 @@ class Coordinator:
     def tree(self, root_id: str) -> Tree:
         tree = self.trees.get(root_id)
         if tree is None:
-            tree = Tree(root_id, self.max_concurrent, self.changed)
+            tree = Tree(root_id, self.max_concurrent, lambda: self.changed(root_id))
             self.trees[root_id] = tree
         return tree
 
@@ -143,14 +144,13 @@ class Coordinator:
         record = agent.session.record
         tree = self.tree(self.root_of(record))
         if record.is_root:
-            self._roots[agent.id] = agent
             self._settle_leftovers(record.id, tree)
         loop = agent.loop
         loop.hooks.before_run = self._before_run
         loop.hooks.after_run = self._after_run
         loop.hooks.render_input = self._render
         loop.hooks.on_withdrawn = self._on_withdrawn
-        loop.listeners.append(self._on_loop_event)
+        loop.listeners.append(functools.partial(self._on_loop_event, agent.id))
         self.sessions_changed(record)
 
     def _settle_leftovers(self, root_id: str, tree: Tree) -> None:
@@ -167,17 +167,15 @@ class Coordinator:
 
     def detach(self, agent: Agent) -> None:
         self.marks.pop(agent.id, None)
-        self._published.pop(agent.id, None)
-        self._roots.pop(agent.id, None)
         record = agent.session.record
         if record.is_root:
             self.trees.pop(record.id, None)
             self.directory.forget(record.id)  # another runtime may load it next
-        self.changed()
+        self.changed(agent.id)
 
-    def _on_loop_event(self, event: LoopEvent) -> None:
+    def _on_loop_event(self, agent_id: str, event: LoopEvent) -> None:
         if isinstance(event, PhaseChanged | RunStarted | RunEnded | InputQueued):
-            self.changed()
+            self.changed(agent_id)
 
     # ---- states -----------------------------------------------------------------
 
@@ -370,7 +368,7 @@ class Coordinator:
                 meta={"rendered": stored.rendered, "kind": kind, "sender": stored.sender_id},
             )
         )
-        self.changed()
+        self.changed(recipient.id)
         return Accepted(stored, queued, future)
 
     # ---- harness hooks ---------------------------------------------------------------
@@ -442,7 +440,7 @@ class Coordinator:
         with_results = [r for r in ended if r.has_result]
         if with_results and record.owner_id is not None:
             self._tell_owner(record, with_results)
-        self.changed()
+        self.changed(record.id)
 
     def _tell_owner(self, record: SessionRecord, ended: Sequence[InputRecord]) -> None:
         owner = self.ports.agents.get(record.owner_id or "")

@@ -144,3 +144,23 @@ def build_system_prompt(
     if append:
         parts.append(append.strip())
     return "\n\n".join(parts)
+
+
+def prompt_for_cwd(
+    cwd: Path,
+    tools: Sequence[Tool],
+    home: Path | None,
+    *,
+    custom: str | None = None,
+    append: str | None = None,
+) -> str:
+    """The system prompt of an Agent working in `cwd` now, with the context files
+    found there (none when `cwd` is gone)."""
+    return build_system_prompt(
+        tools=tools,
+        cwd=cwd,
+        now=datetime.now().astimezone(),
+        context_files=find_context_files(cwd, home) if cwd.exists() else [],
+        custom=custom,
+        append=append,
+    )

@@ -20,6 +20,7 @@ import msgspec
 
 from piagents.agents.unrecorded import FIRST_RETRY_S, LAST_RETRY_S
 from piagents.ai.messages import AssistantMessage, ToolResultMessage, UserMessage, now_ms
+from piagents.events.records import SupervisionChanged
 from piagents.harness.compaction import compaction_threshold
 from piagents.harness.events import (
     AssistantDelta,
@@ -56,6 +57,7 @@ class Generations:
     def changed(self) -> None:
         for listener in list(self.listeners):
             listener()
+        self.ports.publish(SupervisionChanged())  # events
         self.ports.coordinator.changed()
 
     def of_session(self, session_id: str) -> GenerationRecord | None:

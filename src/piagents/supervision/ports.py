@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from piagents.ai.models import ModelRef, ThinkingLevel
 from piagents.config import Settings
+from piagents.events.records import RuntimeEvent
 from piagents.harness.loop import AgentLoop
 from piagents.harness.session import Session
 from piagents.harness.tools.base import Tool
@@ -124,6 +125,7 @@ class SupervisionPorts:
     context_window: Callable[[ModelRef], Awaitable[int]]
     extension_tools: Callable[[], list[Tool]]
     worker_options: Callable[[], dict[str, Any]]  # a worker process's options, as JSON
+    publish: Callable[[RuntimeEvent], None]  # tell the runtime's event stream
 
 
 class HasPorts(Protocol):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -16,11 +16,13 @@ from textual.widgets.option_list import Option
 
 from piagents.agent import Agent
 from piagents.agents.listing import one_line
+from piagents.read_model import ReadModel
 from piagents.store.records import SessionRecord
+from piagents.tui.changes import follow_changes
 from piagents.tui.frames import FrameScheduler
 
 if TYPE_CHECKING:
-    from piagents.runtime import Runtime
+    pass
 
 REQUEST_WIDTH = 120
 
@@ -75,22 +77,10 @@ def agent_entries(
     return entries
 
 
-def tree_entries(rt: Runtime, root: Agent) -> list[AgentEntry]:
+def tree_entries(model: ReadModel, root: Agent) -> list[AgentEntry]:
     """The entries of `root`'s tree as the runtime and store know them now."""
-    coordinator = rt.coordinator
-    records = rt.store.list_sessions(root_id=root.id)
-    ids = [r.id for r in records]
-    first: dict[str, str] = {}
-    for inp in sorted(rt.store.inputs(recipient_ids=ids), key=lambda i: i.seq):
-        if inp.kind == "input":
-            first.setdefault(inp.recipient_id, inp.text)
-    return agent_entries(
-        records,
-        root.id,
-        {i: coordinator.state_of(i) for i in ids},
-        coordinator.short_map(root.session.record),
-        first,
-    )
+    tree = model.tree(root)
+    return agent_entries(tree.records, root.id, tree.states, tree.shorts, tree.first_inputs)
 
 
 def entry_text(entry: AgentEntry) -> Text:
@@ -116,10 +106,11 @@ class AgentListScreen(ModalScreen[str | None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Close")]
 
-    def __init__(self, runtime: Runtime, root: Agent) -> None:
+    def __init__(self, model: ReadModel, root: Agent) -> None:
         super().__init__()
-        self.runtime = runtime
+        self.model = model
         self.root = root
+        self._unfollow: Callable[[], None] | None = None
         self.entries: list[AgentEntry] = []
         self._frames = FrameScheduler(self, self._refresh_entries, delay=0.2)  # reads the store
 
@@ -130,15 +121,15 @@ class AgentListScreen(ModalScreen[str | None]):
 
     def on_mount(self) -> None:
         self._refresh_entries()
-        self.runtime.coordinator.listeners.append(self._frames.poke)
+        self._unfollow = follow_changes(self.model, self._frames.poke)
 
     def on_unmount(self) -> None:
-        listeners = self.runtime.coordinator.listeners
-        if self._frames.poke in listeners:
-            listeners.remove(self._frames.poke)
+        if self._unfollow is not None:
+            self._unfollow()
+            self._unfollow = None
 
     def _refresh_entries(self) -> None:
-        entries = tree_entries(self.runtime, self.root)
+        entries = tree_entries(self.model, self.root)
         if entries == self.entries and entries:
             return
         self.entries = entries

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import ClassVar
@@ -15,14 +13,19 @@ from textual.binding import Binding, BindingType
 from textual.widgets import TextArea
 
 from piagents.agent import Agent
-from piagents.agents.coordinator import AgentCallError
 from piagents.ai.messages import now_ms
 from piagents.ai.models import THINKING_LEVELS, has_thinking_levels
 from piagents.ai.registry import ProviderConfigError
-from piagents.harness.events import AssistantDelta, Delivery, LoopEvent
+from piagents.events import AgentLoopEvent, RuntimeEvent
+from piagents.harness.events import AssistantDelta
+from piagents.hosting import HeldRuntime
+from piagents.read_model import AgentCallError
 from piagents.runtime import Runtime
 from piagents.store.base import SessionInUse, StoreError
+from piagents.store.records import InputDelivery
+from piagents.trust_question import answer, trust_question
 from piagents.tui.agent_list import AgentListScreen
+from piagents.tui.changes import follow_changes
 from piagents.tui.command_runner import CommandRunner
 from piagents.tui.commands import completions, parse
 from piagents.tui.completion_list import CompletionList
@@ -35,15 +38,11 @@ from piagents.tui.problems import definition_problems, session_problems
 from piagents.tui.progress import ProgressLine
 from piagents.tui.queued import QueuedInputs
 from piagents.tui.supervision_screen import SupervisionScreen
-from piagents.tui.supervision_status import (
-    Clock,
-    SupervisionStatus,
-    is_lead,
-    take_supervision_snapshot,
-)
+from piagents.tui.supervision_status import Clock, SupervisionStatus, take_supervision_snapshot
 from piagents.tui.task_panel import TaskPanel, take_snapshot
 from piagents.tui.task_rows import task_rows
 from piagents.tui.transcript import Transcript
+from piagents.tui.trust_screen import TrustScreen
 from piagents.tui.viewer import ViewerScreen
 
 RootOpener = Callable[[Runtime], Awaitable[Agent]]
@@ -74,11 +73,12 @@ class PiAgentsApp(App[int]):
         super().__init__()
         enable_alt_enter()
         self.runtime = runtime
+        self.model = runtime.read_model  # what the panels read; events say when
+        self._unfollow: list[Callable[[], None]] = []
+        self._unlisten_root: Callable[[], None] | None = None
         self.root: Agent | None = None
         self._open_root = open_root
-        self._runtime_task: asyncio.Task[None] | None = None
-        self._runtime_open = asyncio.Event()
-        self._stop = asyncio.Event()
+        self._held = HeldRuntime(runtime, self._runtime_stopped)  # its life cycle
         self._frames = FrameScheduler(self, self.refresh_status)
         self._quit_armed = False
         self._root_changed = True  # the footer reads the root's entries only after a change
@@ -109,13 +109,8 @@ class PiAgentsApp(App[int]):
 
     async def on_mount(self) -> None:
         self.editor.focus()
-        self._runtime_task = asyncio.create_task(self._hold_runtime())
-        self._runtime_task.add_done_callback(self._runtime_ended)
-        opened = asyncio.create_task(self._runtime_open.wait())
-        await asyncio.wait({self._runtime_task, opened}, return_when=asyncio.FIRST_COMPLETED)
-        opened.cancel()
-        if not self._runtime_open.is_set():
-            self._fail("pi-agents could not start", self._runtime_error())
+        if not await self._held.open():
+            self._fail("pi-agents could not start", self._held.error())
             return
         try:
             root = await self._open_root(self.runtime)
@@ -125,63 +120,32 @@ class PiAgentsApp(App[int]):
         except (StoreError, ProviderConfigError, ValueError) as exc:
             self._fail("pi-agents could not start", str(exc))
             return
-        self.runtime.coordinator.listeners.append(self._frames.poke)
-        self.runtime.coordinator.listeners.append(self._supervision_frames.poke)
-        self.runtime.supervisor.listeners.append(self._supervision_frames.poke)
+        self._unfollow = [
+            follow_changes(self.model, self._frames.poke),
+            follow_changes(self.model, self._supervision_frames.poke),
+        ]
         self.show_root(root)
         self._ask_trust(root)
 
     def _ask_trust(self, root: Agent) -> None:
         """A lead opened in a project whose own definitions are not trusted yet: ask."""
-        from piagents.supervision.definitions import DefinitionError, discover
-        from piagents.supervision.supervisor import project_dir
-        from piagents.supervision.trust import TrustError, is_trusted, trust
-        from piagents.tui.trust_screen import TrustScreen
-
-        if self.runtime.supervisor.face(root.session.record) != "supervision":
+        if self.model.face(root) != "supervision":
             return
-        project = project_dir(Path(root.cwd))
-        try:
-            if is_trusted(self.runtime.home, project):
-                return
-            untrusted = discover(self.runtime.home, project, False).untrusted
-        except (TrustError, DefinitionError):  # shown with the session's problems
-            return
-        if not untrusted:
+        question = trust_question(self.runtime.home, self.model.project_of(root.cwd))
+        if question is None:
             return
 
         def answered(trusted: bool | None) -> None:
-            if not trusted:
-                self.transcript.notice(
-                    f"Project definitions in {project} are not used; `pi-agents trust` "
-                    "trusts the project later."
-                )
-                return
-            try:
-                trust(self.runtime.home, project)
-            except TrustError as exc:
-                self.transcript.notice(f"Could not trust {project}: {exc}", error=True)
-                return
-            self.transcript.notice(f"Trusted {project}: its agent definitions are used.")
-            for problem in definition_problems(self.runtime, root.cwd):  # now they count
-                self.transcript.notice(problem.text, kind=problem.severity)
+            notice = answer(self.runtime.home, question, trusted, self.runtime.event_hub)
+            self.transcript.notice(notice.text, error=notice.kind == "error")
+            if trusted and notice.kind != "error":
+                for problem in definition_problems(self.runtime, root.cwd):  # now they count
+                    self.transcript.notice(problem.text, kind=problem.severity)
 
-        self.push_screen(TrustScreen(project, sorted(untrusted)), callback=answered)
+        self.push_screen(TrustScreen(question.project, list(question.untrusted)), callback=answered)
 
-    async def _hold_runtime(self) -> None:
-        async with self.runtime:
-            self._runtime_open.set()
-            await self._stop.wait()
-
-    def _runtime_ended(self, task: asyncio.Task[None]) -> None:
-        if self._runtime_open.is_set() and not self._stop.is_set():
-            self.call_later(self._fail, "The runtime stopped", self._runtime_error())
-
-    def _runtime_error(self) -> str:
-        task = self._runtime_task
-        if task is not None and task.done() and not task.cancelled() and task.exception():
-            return str(task.exception())
-        return "the runtime stopped"
+    def _runtime_stopped(self) -> None:
+        self.call_later(self._fail, "The runtime stopped", self._held.error())
 
     def _fail(self, title: str, message: str) -> None:
         """Show an error until the user dismisses it, then exit."""
@@ -194,21 +158,13 @@ class PiAgentsApp(App[int]):
 
     async def close_runtime(self) -> None:
         """Take every Agent offline and close the store; safe to call twice."""
-        if self.root is not None:
-            self._unlisten(self.root)
-        for listeners, listener in (
-            (self.runtime.coordinator.listeners, self._frames.poke),
-            (self.runtime.coordinator.listeners, self._supervision_frames.poke),
-            (self.runtime.supervisor.listeners, self._supervision_frames.poke),
-        ):
-            with contextlib.suppress(ValueError):
-                listeners.remove(listener)
+        self._unlisten()
+        for unfollow in self._unfollow:
+            unfollow()
+        self._unfollow = []
         self.transcript.unfollow()
         self.progress.unfollow()
-        self._stop.set()
-        if self._runtime_task is not None:
-            with contextlib.suppress(Exception, asyncio.CancelledError):
-                await self._runtime_task
+        await self._held.close()
 
     async def on_unmount(self) -> None:
         await self.close_runtime()
@@ -221,13 +177,12 @@ class PiAgentsApp(App[int]):
 
     def show_root(self, root: Agent) -> None:
         """Make `root` the current Agent: its transcript, panel and footer."""
-        if self.root is not None:
-            self._unlisten(self.root)
+        self._unlisten()
         self.root = root
-        root.loop.listeners.append(self._on_root_event)
+        self._unlisten_root = self.model.subscribe(self._on_root_event)
         self.transcript.reset()
-        self.transcript.follow(root)
-        self.progress.follow(root)
+        self.transcript.follow(self.model, root)
+        self.progress.follow(self.model, root)
         self._show_problems(root)
         self.refresh_status(root_changed=True)
         self.refresh_supervision()
@@ -239,12 +194,19 @@ class PiAgentsApp(App[int]):
         for problem in session_problems(self.runtime, root):
             self.transcript.notice(problem.text, kind=problem.severity)
 
-    def _unlisten(self, agent: Agent) -> None:
-        with contextlib.suppress(ValueError):
-            agent.loop.listeners.remove(self._on_root_event)
+    def _unlisten(self) -> None:
+        if self._unlisten_root is not None:
+            self._unlisten_root()
+            self._unlisten_root = None
 
-    def _on_root_event(self, event: LoopEvent) -> None:
-        if not isinstance(event, AssistantDelta):
+    def _on_root_event(self, event: RuntimeEvent) -> None:
+        root = self.root
+        if (
+            isinstance(event, AgentLoopEvent)
+            and root is not None
+            and event.agent_id == root.id
+            and not isinstance(event.event, AssistantDelta)
+        ):
             self._root_changed = True
             self._frames.poke()
 
@@ -253,28 +215,24 @@ class PiAgentsApp(App[int]):
         root = self.root
         if root is None:
             return
-        coordinator = self.runtime.coordinator
         # A lead's managed agents show in the supervision status instead.
-        lead = is_lead(self.runtime, root)
-        agents = self.runtime.agents
-        rows = (
-            [] if lead else task_rows(take_snapshot(coordinator, agents, root), self.panel_rows())
-        )
+        lead = self.model.is_lead(root)
+        rows = [] if lead else task_rows(take_snapshot(self.model, root), self.panel_rows())
         self.task_panel.show_rows(rows)
-        state = coordinator.state_of(root.id)
+        state = self.model.state_of(root.id)
         shown = self.footer.status
         if root_changed or self._root_changed or shown is None or shown.state != state:
             self._root_changed = False
             self.footer.show(status_of(root, state))
-            self.queued.show_inputs(root.loop.queued_inputs())
+            self.queued.show_inputs(self.model.queued_inputs(root.id))
 
     def refresh_supervision(self) -> None:
         """Repaint the supervision status: a lead's managed agents, else nothing."""
         root = self.root
-        if root is None or self._stop.is_set() or not is_lead(self.runtime, root):
+        if root is None or self._held.closing or not self.model.is_lead(root):
             self.supervision_status.show_snapshot(None, None)
             return
-        snapshot = take_supervision_snapshot(self.runtime, root)
+        snapshot = take_supervision_snapshot(self.model, root)
         self.supervision_status.show_snapshot(snapshot, self.panel_rows())
 
     def panel_rows(self) -> int:
@@ -298,9 +256,11 @@ class PiAgentsApp(App[int]):
             self.commands.run(*command)
             return
         root = self.root
-        delivery: Delivery = "steer" if root.loop.in_turn and not message.follow_up else "followUp"
+        delivery: InputDelivery = (
+            "steer" if self.model.in_turn(root.id) and not message.follow_up else "followUp"
+        )
         try:
-            self.runtime.coordinator.user_input(root, text, delivery)
+            self.model.send(root, text, delivery)
         except (AgentCallError, RuntimeError) as exc:
             self.transcript.notice(str(exc), error=True)
         self.transcript.anchor()
@@ -346,12 +306,12 @@ class PiAgentsApp(App[int]):
             self._hide_completions()
             return
         root = self.root
-        if root is not None and root.loop.busy:
+        if root is not None and self.model.busy(root.id):
             self._interrupt(root)
 
     @work(group="interrupt")
     async def _interrupt(self, root: Agent) -> None:
-        withdrawn = await self.runtime.coordinator.user_stop(root)
+        withdrawn = await self.model.stop(root)
         texts = [i.text for i in withdrawn]
         if texts:
             current = self.editor.text
@@ -397,11 +357,11 @@ class PiAgentsApp(App[int]):
             if agent_id is not None:
                 self.open_viewer(agent_id)
 
-        if is_lead(self.runtime, root):
+        if self.model.is_lead(root):
             self.push_screen(SupervisionScreen(self.runtime, root, self.clock), callback=chosen)
             return
-        self.push_screen(AgentListScreen(self.runtime, root), callback=chosen)
+        self.push_screen(AgentListScreen(self.model, root), callback=chosen)
 
     def open_viewer(self, agent_id: str) -> None:
         if self.root is not None:
-            self.push_screen(ViewerScreen(self.runtime, self.root, agent_id, clock=self.clock))
+            self.push_screen(ViewerScreen(self.model, self.root, agent_id, clock=self.clock))

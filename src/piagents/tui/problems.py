@@ -8,14 +8,12 @@ them to the user through this one module (the one place that reads them).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal, TypeAlias
 
 from piagents.agent import Agent
 from piagents.ai.models import ModelRef, has_thinking_levels
 from piagents.runtime import Runtime
 from piagents.supervision.definitions import survey
-from piagents.supervision.supervisor import project_dir
 from piagents.supervision.trust import TrustError, is_trusted
 
 Severity: TypeAlias = Literal["error", "warning"]
@@ -52,7 +50,7 @@ def session_problems(runtime: Runtime, root: Agent) -> tuple[Problem, ...]:
     note = thinking_note(root.model, root.thinking)
     if note is not None:
         problems.append(Problem("warning", f"Warning: {note}"))
-    if runtime.supervisor.face(root.session.record) == "supervision":
+    if runtime.read_model.face(root) == "supervision":
         problems.extend(definition_problems(runtime, root.cwd))
     return tuple(problems)
 
@@ -63,14 +61,14 @@ def definition_problems(runtime: Runtime, cwd: str) -> tuple[Problem, ...]:
     tools no one provides, for the files of an untrusted project (not used, so not
     fatal) and for a damaged trust file."""
     home = runtime.home
-    project = project_dir(Path(cwd))
+    project = runtime.read_model.project_of(cwd)
     problems: list[Problem] = []
     try:
         trusted = is_trusted(home, project)
     except TrustError as exc:  # the supervisor then trusts no project
         trusted = False
         problems.append(Problem("warning", f"Warning: no project is trusted: {exc}"))
-    report = survey(home, project, trusted, tools=runtime.supervisor.tool_names())
+    report = survey(home, project, trusted, tools=runtime.read_model.supervision_tool_names())
     if report.roster is None:
         problems.extend(
             Problem("error", f"Agent definitions cannot be used until fixed: {p.text}")

@@ -7,6 +7,7 @@ UI does nothing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from rich.text import Text
@@ -24,6 +25,7 @@ from piagents.harness.events import (
     ToolStarted,
     TurnStarted,
 )
+from piagents.read_model import ReadModel
 from piagents.tui.frames import FrameScheduler
 from piagents.tui.message_text import one_line, tool_arguments
 from piagents.tui.supervision_rows import elapsed
@@ -115,7 +117,7 @@ class ProgressLine(Static):
         self.clock = clock
         self.activity: Activity | None = None
         self.text = ""
-        self._agent: Agent | None = None
+        self._unfollow: Callable[[], None] | None = None
         self._timer: Timer | None = None
         self._frames = FrameScheduler(self, self._repaint)
 
@@ -124,21 +126,19 @@ class ProgressLine(Static):
         """Whether the timer runs (only while the Agent is busy)."""
         return self._timer is not None
 
-    def follow(self, agent: Agent) -> None:
+    def follow(self, model: ReadModel, agent: Agent) -> None:
         self.unfollow()
-        self._agent = agent
-        agent.loop.listeners.append(self._on_event)
-        phase = agent.loop.phase
+        self._unfollow = model.follow(agent.id, self._on_event)
+        phase = model.phase(agent.id)
         if phase != "idle":  # opened mid-run: the start is not known, count from now
             self._set(
                 Activity(self.clock(), "Waiting for a slot" if phase == "queued" else "Working")
             )
 
     def unfollow(self) -> None:
-        if self._agent is not None:
-            if self._on_event in self._agent.loop.listeners:
-                self._agent.loop.listeners.remove(self._on_event)
-            self._agent = None
+        if self._unfollow is not None:
+            self._unfollow()
+            self._unfollow = None
         self._set(None)
 
     def on_mount(self) -> None:

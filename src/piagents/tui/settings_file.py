@@ -13,6 +13,7 @@ from typing import Any
 
 from piagents.atomic_file import write_atomically
 from piagents.config import MAX_DEPTH, MESSAGE_LIMIT_RANGE, json_depth
+from piagents.events import SettingsChanged
 from piagents.runtime import Runtime
 
 SECTION = "pi-agents"
@@ -112,3 +113,4 @@ def apply_agents_setting(runtime: Runtime, key: str, value: object) -> None:
     changes: dict[str, Any] = {FIELDS[key]: value}
     agents = dataclasses.replace(settings.agents, **changes)
     runtime.settings = dataclasses.replace(settings, agents=agents)
+    runtime.event_hub.publish(SettingsChanged(key, value))

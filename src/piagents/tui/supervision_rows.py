@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from piagents.read_model import ManagedAgent  # the read model's record, shown here
 from piagents.tui.message_text import compact_number
 
 INDENT = "  "
@@ -27,22 +28,6 @@ MARKERS = {
     "unknown": "?",
     "lost": "×",
 }
-
-
-@dataclass(frozen=True, slots=True)
-class ManagedAgent:
-    """One live generation of the lead's tree, as the widget needs it."""
-
-    request: str  # the generation's id
-    session_id: str
-    owner_id: str  # the lead, or the delegating agent's session
-    label: str
-    state: str  # one of COUNTED
-    created: int  # ms since the epoch
-    model: str
-    thinking: str
-    tokens: int | None = None  # context tokens in use; None when not known
-    context_window: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,8 +17,8 @@ from textual.widgets.option_list import Option
 
 from piagents.agent import Agent
 from piagents.ai.models import THINKING_LEVELS, ThinkingLevel
+from piagents.events import DefinitionsChanged
 from piagents.runtime import Runtime
-from piagents.supervision import controls
 from piagents.supervision.definitions import (
     AgentDefinition,
     DefinitionError,
@@ -26,7 +26,7 @@ from piagents.supervision.definitions import (
     write_global_override,
 )
 from piagents.supervision.errors import SupervisionError
-from piagents.supervision.requests import CloseRequest
+from piagents.tui.changes import follow_changes
 from piagents.tui.frames import FrameScheduler
 from piagents.tui.problems import definition_problems
 from piagents.tui.settings_file import SettingsFileError, apply_agents_setting, parse_limit
@@ -45,23 +45,6 @@ RETIREMENT_HINT = (
 )
 LIMITS_HINT = "Bytes, from 1024 to 1048576; Enter writes the value."
 STOP_HINT = "Closes every managed agent of this lead (their own agents first), after asking once."
-
-
-async def stop_all(runtime: Runtime, lead: Agent) -> tuple[list[str], list[str]]:
-    """Close every live agent the lead owns directly, through the supervisor's `close`
-    (which closes their own agents first); the labels closed and the errors."""
-    closed: list[str] = []
-    errors: list[str] = []
-    for g in runtime.store.generations(owner_id=lead.id, live=True):
-        try:
-            result = await controls.close(runtime.supervisor, lead, CloseRequest(g.label))
-        except SupervisionError as exc:
-            errors.append(f"{g.label}: {exc}")
-            continue
-        details = result.details if isinstance(result.details, dict) else {}
-        closed.extend(str(label) for label in details.get("cascaded", ()))
-        closed.append(g.label)
-    return closed, errors
 
 
 class DefinitionList(OptionList):
@@ -104,7 +87,9 @@ class SupervisionScreen(ModalScreen[str | None]):
 
     def __init__(self, runtime: Runtime, lead: Agent, clock: Clock) -> None:
         super().__init__()
-        self.runtime = runtime
+        self.runtime = runtime  # its settings and home, and the problems of its definitions
+        self.model = runtime.read_model
+        self._unfollow: Callable[[], None] | None = None
         self.lead = lead
         self.clock = clock
         self.running: list[str] = []  # the rows of Running, to repaint only on a change
@@ -157,15 +142,14 @@ class SupervisionScreen(ModalScreen[str | None]):
     def on_mount(self) -> None:
         self._refresh_running()
         self._refresh_definitions()
-        self.runtime.supervisor.listeners.append(self._frames.poke)
-        self.runtime.coordinator.listeners.append(self._frames.poke)
+        self._unfollow = follow_changes(self.model, self._frames.poke)
         self.set_interval(1.0, self._render_running)
         self.query_one("#running-list").focus()
 
     def on_unmount(self) -> None:
-        for listeners in (self.runtime.supervisor.listeners, self.runtime.coordinator.listeners):
-            if self._frames.poke in listeners:
-                listeners.remove(self._frames.poke)
+        if self._unfollow is not None:
+            self._unfollow()
+            self._unfollow = None
 
     def say(self, text: str, *, error: bool = False) -> None:
         self.message, self.message_is_error = text, error
@@ -182,7 +166,7 @@ class SupervisionScreen(ModalScreen[str | None]):
     # ---- Running ------------------------------------------------------------------------
 
     def _refresh_running(self) -> None:
-        self._snapshot = take_supervision_snapshot(self.runtime, self.lead)
+        self._snapshot = take_supervision_snapshot(self.model, self.lead)
         self._render_running()
 
     def _render_running(self) -> None:
@@ -215,7 +199,7 @@ class SupervisionScreen(ModalScreen[str | None]):
 
     def _roster(self, *, quiet: bool = False) -> Roster | None:
         try:
-            return self.runtime.supervisor.roster(self.lead.cwd, "agents")
+            return self.model.definitions(self.lead.cwd)
         except SupervisionError as exc:
             if not quiet:  # else the section lists the problems already
                 self.say(str(exc), error=True)
@@ -308,6 +292,8 @@ class SupervisionScreen(ModalScreen[str | None]):
         except (DefinitionError, OSError) as exc:
             self.say(str(exc), error=True)
         else:
+            project = str(self.model.project_of(self.lead.cwd))
+            self.runtime.event_hub.publish(DefinitionsChanged(project, name))  # events
             state = "enabled" if written.enabled else "disabled"
             self.say(
                 f"{name}: {state}, model {written.model or 'default'}, thinking "
@@ -354,9 +340,7 @@ class SupervisionScreen(ModalScreen[str | None]):
         if event.button.id != "stop-all":
             return
         if not self._stop_armed:
-            labels = [
-                g.label for g in self.runtime.store.generations(owner_id=self.lead.id, live=True)
-            ]
+            labels = self.model.live_labels(self.lead)
             if not labels:
                 self.say("No managed agent to stop.")
                 return
@@ -383,7 +367,7 @@ class SupervisionScreen(ModalScreen[str | None]):
     @work(group="stop-all", exclusive=True)
     async def _stop_all(self) -> None:
         try:
-            closed, errors = await stop_all(self.runtime, self.lead)
+            closed, errors = await self.model.stop_all(self.lead)
         finally:
             self.query_one("#stop-all", Button).disabled = False
         parts = [f"Stopped {len(closed)}: {', '.join(closed)}."] if closed else []

@@ -8,56 +8,16 @@ from textual.timer import Timer
 
 from piagents.agent import Agent
 from piagents.ai.messages import now_ms
-from piagents.ai.models import ModelRef
-from piagents.runtime import Runtime
-from piagents.store.records import GenerationRecord
-from piagents.tui.footer import context_window
+from piagents.read_model import ReadModel
 from piagents.tui.rows_panel import RowsPanel
-from piagents.tui.supervision_rows import ManagedAgent, SupervisionSnapshot, status_rows
+from piagents.tui.supervision_rows import SupervisionSnapshot, status_rows
 
 Clock = Callable[[], int]  # ms since the epoch
 
 
-def is_lead(runtime: Runtime, agent: Agent) -> bool:
-    """True when `agent` is a root of the supervision face (a lead)."""
-    record = agent.session.record
-    return record.is_root and runtime.supervisor.face(record) == "supervision"
-
-
-def managed_agent(runtime: Runtime, g: GenerationRecord) -> ManagedAgent:
-    """One generation with what the supervisor observes of it and its session's model."""
-    observed = runtime.supervisor.observe(g)
-    agent = runtime.agents.get(g.session_id)
-    if agent is not None:
-        model, thinking = str(agent.model), str(agent.thinking)
-    else:
-        record = runtime.store.get_session(g.session_id)
-        model = record.model if record is not None else ""
-        thinking = record.thinking if record is not None else ""
-    window = 0
-    if model:
-        try:
-            window = context_window(runtime.providers, ModelRef.parse(model))
-        except ValueError:
-            window = 0
-    return ManagedAgent(
-        request=g.id,
-        session_id=g.session_id,
-        owner_id=g.owner_id,
-        label=g.label,
-        state=observed.state,
-        created=g.created,
-        model=model or "?",
-        thinking=thinking or "?",
-        tokens=observed.tokens,
-        context_window=window,
-    )
-
-
-def take_supervision_snapshot(runtime: Runtime, lead: Agent) -> SupervisionSnapshot:
+def take_supervision_snapshot(model: ReadModel, lead: Agent) -> SupervisionSnapshot:
     """The lead's generations not yet ended (lost and unknown ones included)."""
-    gens = runtime.store.generations(root_id=lead.id, live=True)
-    return SupervisionSnapshot(lead.id, tuple(managed_agent(runtime, g) for g in gens))
+    return SupervisionSnapshot(lead.id, model.managed_agents(lead))
 
 
 class SupervisionStatus(RowsPanel):

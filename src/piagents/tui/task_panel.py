@@ -2,35 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from piagents.agent import Agent
-from piagents.agents.coordinator import Coordinator
+from piagents.read_model import ReadModel
 from piagents.tui.rows_panel import RowsPanel
 from piagents.tui.task_rows import AgentTask, TaskSnapshot
 
 
-def take_snapshot(
-    coordinator: Coordinator, agents: Mapping[str, Agent], root: Agent
-) -> TaskSnapshot:
+def take_snapshot(model: ReadModel, root: Agent) -> TaskSnapshot:
     """The loaded owned Agents of `root`'s tree, in the order they were loaded (started)."""
-    shorts = coordinator.short_map(root.session.record)
-    tasks = []
-    for agent in list(agents.values()):
-        record = agent.session.record
-        if record.root_id != root.id or record.is_root:
-            continue
-        tasks.append(
-            AgentTask(
-                id=agent.id,
-                owner_id=record.owner_id,
-                name=record.name,
-                short_id=shorts.get(agent.id, agent.id[:8]),
-                state=coordinator.state_of(agent.id),
-                queued=len(agent.loop.queued_inputs()),
-            )
+    tasks = tuple(
+        AgentTask(
+            id=e.id,
+            owner_id=e.owner_id,
+            name=e.name,
+            short_id=e.short_id,
+            state=e.state,
+            queued=e.queued,
         )
-    return TaskSnapshot(root.id, tuple(tasks))
+        for e in model.roster(root)
+    )
+    return TaskSnapshot(root.id, tasks)
 
 
 class TaskPanel(RowsPanel):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from textual.containers import VerticalScroll
 from textual.widget import Widget
@@ -24,6 +24,7 @@ from piagents.harness.events import (
     RunEnded,
     ToolStarted,
 )
+from piagents.read_model import ReadModel
 from piagents.store.records import CompactionEntry, Entry, MessageEntry
 from piagents.tui.blocks import (
     AgentMessageBlock,
@@ -52,6 +53,7 @@ class Transcript(VerticalScroll):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.agent: Agent | None = None
+        self._unfollow: Callable[[], None] | None = None
         self.expanded = False
         self._pending: list[LoopEvent] = []
         self._frames = FrameScheduler(self, self._flush)
@@ -68,18 +70,18 @@ class Transcript(VerticalScroll):
 
     # ---- feeding ----------------------------------------------------------------
 
-    def follow(self, agent: Agent) -> None:
-        """Show `agent`'s conversation so far and follow it live."""
+    def follow(self, model: ReadModel, agent: Agent) -> None:
+        """Show `agent`'s conversation so far and follow it live (its loop's events)."""
         self.unfollow()
-        self.show_entries(agent.session.entries, recent=RECENT_ENTRIES)
+        self.show_entries(model.conversation(agent), recent=RECENT_ENTRIES)
         self.agent = agent
-        agent.loop.listeners.append(self._on_event)
+        self._unfollow = model.follow(agent.id, self._on_event)
 
     def unfollow(self) -> None:
-        if self.agent is not None:
-            if self._on_event in self.agent.loop.listeners:
-                self.agent.loop.listeners.remove(self._on_event)
-            self.agent = None
+        if self._unfollow is not None:
+            self._unfollow()
+            self._unfollow = None
+        self.agent = None
         self._pending.clear()
 
     def on_unmount(self) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 from rich.text import Text
@@ -12,13 +13,11 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from piagents.agent import Agent
-from piagents.agents.coordinator import AgentCallError
 from piagents.ai.messages import now_ms
-from piagents.harness.events import Delivery
-from piagents.runtime import Runtime
-from piagents.store.records import SessionRecord
-from piagents.supervision import controls, remote
+from piagents.read_model import AgentCallError, ReadModel
+from piagents.store.records import InputDelivery, SessionRecord
 from piagents.tui.agent_list import owners_label
+from piagents.tui.changes import follow_changes
 from piagents.tui.editor import Editor
 from piagents.tui.frames import FrameScheduler
 from piagents.tui.progress import ProgressLine
@@ -58,10 +57,11 @@ class ViewerScreen(Screen[None]):
     ]
 
     def __init__(
-        self, runtime: Runtime, current: Agent, agent_id: str, *, clock: Clock = now_ms
+        self, model: ReadModel, current: Agent, agent_id: str, *, clock: Clock = now_ms
     ) -> None:
         super().__init__()
-        self.runtime = runtime
+        self.model = model
+        self._unfollow: Callable[[], None] | None = None
         self.current = current
         self.agent_id = agent_id
         self.transcript = Transcript(id="viewer-transcript")
@@ -81,7 +81,7 @@ class ViewerScreen(Screen[None]):
 
     @property
     def agent(self) -> Agent | None:
-        return self.runtime.agents.get(self.agent_id)
+        return self.model.agent(self.agent_id)
 
     def compose(self) -> ComposeResult:
         yield self._title
@@ -94,34 +94,29 @@ class ViewerScreen(Screen[None]):
     def on_mount(self) -> None:
         agent = self.agent
         if agent is not None:
-            self.transcript.follow(agent)
-            self.progress.follow(agent)
+            self.transcript.follow(self.model, agent)
+            self.progress.follow(self.model, agent)
         else:
             self._show_committed()
             self.set_interval(LIVE_INTERVAL_S, self._refresh_live)
-        self.runtime.coordinator.listeners.append(self._frames.poke)
+        self._unfollow = follow_changes(self.model, self._frames.poke)
         self._refresh_title()
         self.editor.focus()
 
     def on_unmount(self) -> None:
         self.transcript.unfollow()
         self.progress.unfollow()
-        listeners = self.runtime.coordinator.listeners
-        if self._frames.poke in listeners:
-            listeners.remove(self._frames.poke)
+        if self._unfollow is not None:
+            self._unfollow()
+            self._unfollow = None
 
     def _record(self) -> SessionRecord | None:
-        agent = self.agent
-        return (
-            agent.session.record
-            if agent is not None
-            else self.runtime.store.get_session(self.agent_id)
-        )
+        return self.model.session(self.agent_id)
 
     def _show_committed(self) -> None:
         """What the Agent committed since the last entry shown (all, the first time)."""
         first = self._last_shown is None
-        new = self.runtime.store.entries(self.agent_id, after=self._last_shown)
+        new = self.model.transcript_page(self.agent_id, after=self._last_shown)
         if new:
             self._last_shown = new[-1].id
             self.transcript.show_entries(new, recent=RECENT_ENTRIES if first else None)
@@ -130,12 +125,7 @@ class ViewerScreen(Screen[None]):
     def _refresh_live(self) -> None:
         text = ""
         if self.agent is None and self.transcript.agent is None:
-            sup = self.runtime.supervisor
-            for g in self.runtime.store.generations(session_id=self.agent_id, live=True):
-                if controls.runs_elsewhere(sup, g):
-                    output = remote.inspect(sup, g)[0].rstrip("\n")
-                    text = "\n".join(output.splitlines()[-LIVE_LINES:])
-                    break
+            text = self.model.live_output(self.agent_id, LIVE_LINES)
         if text != self._live_text:
             self._live_text = text
             self._live.update(Text(text))
@@ -154,10 +144,10 @@ class ViewerScreen(Screen[None]):
             if record is None:
                 return
             me = self.current.session.record
-            tree = self.runtime.store.list_sessions(root_id=me.root_id or me.id)
-            short = self.runtime.coordinator.short_map(me).get(record.id, record.id[:8])
+            tree = self.model.tree_sessions(me.root_id or me.id)
+            short = self.model.short_id(me, record.id)
             self._label = f"Agent {owners_label(record, {r.id: r for r in tree}, me.id)} ({short})"
-        state = self.runtime.coordinator.state_of(self.agent_id)
+        state = self.model.state_of(self.agent_id)
         title = f"{self._label}  {state}"
         if title != self._title_text:
             self._title_text = title
@@ -175,27 +165,26 @@ class ViewerScreen(Screen[None]):
         if agent is None:
             self._wake_and_send(text)
             return
-        delivery: Delivery = "steer" if agent.loop.in_turn and not message.follow_up else "followUp"
+        delivery: InputDelivery = (
+            "steer" if self.model.in_turn(agent.id) and not message.follow_up else "followUp"
+        )
         try:
-            self.runtime.coordinator.user_input(agent, text, delivery)
+            self.model.send(agent, text, delivery)
         except AgentCallError as exc:
             self.transcript.notice(str(exc), error=True)
 
     @work(group="viewer-send")
     async def _wake_and_send(self, text: str) -> None:
-        record = self.runtime.store.get_session(self.agent_id)
-        if record is None:
-            return
         try:
-            await self.runtime.coordinator.deliver(None, record, text, "followUp")
+            await self.model.deliver(self.agent_id, text)
         except AgentCallError as exc:
             self.transcript.notice(str(exc), error=True)
             return
         agent = self.agent
         if agent is not None and self.transcript.agent is None:
             self.transcript.reset()
-            self.transcript.follow(agent)
-            self.progress.follow(agent)
+            self.transcript.follow(self.model, agent)
+            self.progress.follow(self.model, agent)
 
     def on_editor_cleared(self, message: Editor.Cleared) -> None:
         message.stop()
@@ -203,12 +192,12 @@ class ViewerScreen(Screen[None]):
 
     def action_interrupt(self) -> None:
         agent = self.agent
-        if agent is not None and agent.loop.busy:
+        if agent is not None and self.model.busy(agent.id):
             self._interrupt(agent)
 
     @work(group="viewer-interrupt")
     async def _interrupt(self, agent: Agent) -> None:
-        withdrawn = await self.runtime.coordinator.user_stop(agent)
+        withdrawn = await self.model.stop(agent)
         texts = [i.text for i in withdrawn]
         if texts:
             current = self.editor.text
