@@ -2,7 +2,9 @@
 
 import asyncio
 
-from agent_support import Gate, agent_calls, runtime, spawn, tool_results, until
+from agent_support import agent_calls, runtime, spawn, tool_results
+
+from support import Gate, until
 
 
 def committed_results(agent):

@@ -11,6 +11,7 @@ import pytest
 
 import piagents
 from piagents.testing import FunctionModel
+from support import until
 
 SETTINGS = {"pi-agents": {"spawnPlacement": "inline", "abortTimeoutMs": 2000}}
 
@@ -27,12 +28,6 @@ class Script:
             return "done"
         result = handler(call)
         return await result if asyncio.iscoroutine(result) else result
-
-
-async def until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.01)
 
 
 @pytest.fixture

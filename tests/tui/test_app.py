@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 from tui_support import (
@@ -21,6 +20,7 @@ import piagents
 from piagents.testing import FunctionModel, Reply, ToolCall
 from piagents.tui.app import PiAgentsApp
 from piagents.tui.blocks import AgentMessageBlock, AssistantBlock, ToolBlock, UserBlock
+from support import settled
 
 
 def spawn(name, message="go"):
@@ -497,4 +497,4 @@ async def test_piagents_runtime_is_closed_when_the_test_leaves_without_quitting(
         root = app.root
     assert root.id not in app.runtime.agents
     assert isinstance(app.runtime, piagents.Runtime)
-    await asyncio.sleep(0)
+    await settled()
