@@ -8,6 +8,8 @@ test does in the background waits for that thing itself:
   (returned), on the event loop, so the code under test keeps running;
 - `eventually(condition, what=...)` does the same without an event loop, for
   processes and files outside this one;
+- `await settled()` lets every other task run until it blocks, for the checks that
+  something did *not* happen;
 - `Gate` holds model calls until the test releases them, and records who started.
 
 The timeouts are generous on purpose: they bound a test that would otherwise hang,
@@ -78,8 +80,7 @@ class Gate:
 
     Use `gate.handler` as a scripted model's route: each call records its Agent's
     name in `started`, then waits for `release(name)`, then answers
-    "<name> finished". `await gate.reached(name)` waits until that Agent's call
-    has started.
+    "<name> finished".
     """
 
     def __init__(self) -> None:
@@ -91,9 +92,6 @@ class Gate:
 
     def release(self, name: Any) -> None:
         self.event(name).set()
-
-    async def reached(self, name: Any, timeout: float = TIMEOUT_S) -> None:
-        await until(lambda: name in self.started, what=f"{name}'s model call", timeout=timeout)
 
     async def handler(self, call: Any) -> str:
         self.started.append(call.agent_name)
