@@ -227,6 +227,8 @@ async def test_ask_owner_blocks_until_the_reply_then_the_result_and_a_continue(r
     assert res.text == "Replied to implementer-1: it continues its assignment with your answer."
     await until(lambda: results_for(lead, "implementer-1"), "the result")
     assert results_for(lead, "implementer-1")[0].endswith("Final answer:\ndone with B")
+    # continued once it has gone offline (a moment after its result is delivered)
+    await until(lambda: session not in rt.agents, "implementer-1 to go offline")
 
     again = await agent(lead, action="continue", session=session, task="please continue")
     assert not again.is_error, again.text
