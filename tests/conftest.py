@@ -4,11 +4,14 @@ import pytest
 
 
 @pytest.fixture(autouse=True)
-def _no_real_keys(monkeypatch):
-    """Tests never reach a real provider."""
+def _no_real_keys(monkeypatch, tmp_path_factory):
+    """Tests never reach a real provider, nor the user's home: the default home is a
+    path no test creates, inside this run's own temporary directory (a fixed path
+    would be shared by two copies of the suite running side by side)."""
     for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
         monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("PI_AGENTS_HOME", os.path.join(os.sep, "nonexistent-pi-agents-home"))
+    nowhere = tmp_path_factory.getbasetemp() / "nonexistent-pi-agents-home"
+    monkeypatch.setenv("PI_AGENTS_HOME", str(nowhere))
 
 
 @pytest.fixture

@@ -86,7 +86,7 @@ async def test_prompt_returns_the_models_answer(home: Path, work: Path) -> None:
 
 async def test_an_async_route_answers_too(home: Path, work: Path) -> None:
     async def route(call: ModelCall) -> str:
-        await asyncio.sleep(0)
+        await asyncio.sleep(0)  # the route really suspends: an async route is awaited
         return "async " + call.messages[-1].text
 
     async with piagents.Runtime(home=home, model=FunctionModel(route)) as rt:
@@ -477,7 +477,7 @@ async def test_a_runtime_that_closes_while_a_turn_runs_releases_its_lease(
 
     async def stuck(call: ModelCall) -> str:
         started.set()
-        await asyncio.sleep(60)
+        await asyncio.sleep(60)  # a turn still running when the runtime closes
         return "never"
 
     async with piagents.Runtime(

@@ -1,7 +1,5 @@
 """Helpers shared by the agents tests that drive the SDK with the faux model."""
 
-import asyncio
-
 import piagents
 from piagents.testing import FunctionModel, Reply, ToolCall
 
@@ -32,12 +30,6 @@ async def spawn(root, name, message="go", **extra):
     return res
 
 
-async def until(predicate, timeout=5.0):
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.005)
-
-
 def agent_calls(*args):
     """One model reply making these `agent` tool calls (each a dict of arguments)."""
     return Reply(tool_calls=[ToolCall("agent", a) for a in args])
@@ -52,22 +44,3 @@ def tool_results(call):
         if m.role == "toolResult":
             out.append(m.text)
     return out[::-1]
-
-
-class Gate:
-    """Agents block on their gate until released, and record that they started."""
-
-    def __init__(self):
-        self.started: list[str] = []
-        self.events: dict[str, asyncio.Event] = {}
-
-    def event(self, name):
-        return self.events.setdefault(name, asyncio.Event())
-
-    def release(self, name):
-        self.event(name).set()
-
-    async def handler(self, call):
-        self.started.append(call.agent_name)
-        await self.event(call.agent_name).wait()
-        return f"{call.agent_name} finished"

@@ -20,7 +20,7 @@ def logging_route(log: Path):
         if call.agent_name == "stuck":
             with log.open("a") as f:
                 f.write("stuck started\n")
-            await asyncio.sleep(3600)
+            await asyncio.sleep(3600)  # a turn that never ends: the test kills this process
         with log.open("a") as f:
             f.write(repr((call.agent_name, users[-1])) + "\n")
         return f"{call.agent_name} handled it"
@@ -45,13 +45,13 @@ async def main(home, cwd, name, ready, log, stop):
             await root.prompt("before the crash")
             await root.call_tool("agent", {"action": "spawn", "name": "stuck", "message": "go"})
             while not Path(log).exists() or "stuck started" not in Path(log).read_text():
-                await asyncio.sleep(0.01)
+                await asyncio.sleep(0.01)  # polling the log for the stuck turn
         # Whole or not at all: the test reads the file as soon as it exists.
         partial = Path(ready + ".partial")
         partial.write_text(root.id)
         partial.replace(ready)
         while not Path(stop).exists():
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(0.05)  # polling for the stop file, for as long as the test runs
 
 
 if __name__ == "__main__":

@@ -11,14 +11,9 @@ import pytest
 import piagents
 from piagents.store.base import SessionInUse
 from piagents.testing import FunctionModel
+from support import until
 
 HERE = Path(__file__).parent
-
-
-async def until(predicate, timeout=20.0):
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.02)
 
 
 def start_peer(home, cwd, name, tmp_path):

@@ -11,6 +11,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 import piagents
 from piagents.testing import FunctionModel
+from support import until
 
 MAX_CONCURRENT, MAX_OUTSTANDING = 2, 4
 NAMES = ["a", "b", "c", "d"]
@@ -44,6 +45,7 @@ class TreeMachine(RuleBasedStateMachine):
         self.running += 1
         self.max_running = max(self.max_running, self.running)
         try:
+            # turns of random length (the property covers any interleaving)
             await asyncio.sleep(self.rng.choice([0, 0.001, 0.005]))
         finally:
             self.running -= 1
@@ -160,11 +162,14 @@ class TreeMachine(RuleBasedStateMachine):
             self.tmp.cleanup()
 
     async def _settle(self):
-        async with asyncio.timeout(20):
-            while self.rt.coordinator.tree_has_live_work(self.root_id) or any(
-                self.rt.coordinator.state_of(a) != "idle" for a in list(self.rt.agents)
-            ):
-                await asyncio.sleep(0.01)
+        coordinator = self.rt.coordinator
+        await until(
+            lambda: (
+                not coordinator.tree_has_live_work(self.root_id)
+                and all(coordinator.state_of(a) == "idle" for a in list(self.rt.agents))
+            ),
+            what="the tree to go idle",
+        )
 
 
 TreeMachine.TestCase.settings = settings(

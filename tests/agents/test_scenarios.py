@@ -4,10 +4,11 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from agent_support import ElapsedClock, Gate, runtime, spawn, until
+from agent_support import ElapsedClock, runtime, spawn
 
 import piagents
 from piagents.testing import FunctionModel, Reply, ToolCall
+from support import Gate, settled, until
 
 
 def user_texts(call):
@@ -103,7 +104,10 @@ async def test_a_steer_joins_the_current_turn_while_a_follow_up_waits_for_the_ne
         users = user_texts(call)
         turns.append(users[-1])
         if len(call.messages) == 1:
-            return Reply(tool_calls=[ToolCall("bash", {"command": "sleep 0.3"})])
+            # the turn stays in its tool call until the test has sent both messages
+            return Reply(
+                tool_calls=[ToolCall("bash", {"command": "until [ -e go ]; do sleep 0.01; done"})]
+            )
         return "answer to " + users[-1].split("\n")[1]
 
     script.on("w", worker)
@@ -111,17 +115,13 @@ async def test_a_steer_joins_the_current_turn_while_a_follow_up_waits_for_the_ne
     async with runtime(home, script) as rt:
         root = await rt.open_root(cwd=work, name="boss")
         await spawn(root, "w", "first")
-        await until(
-            lambda: (
-                rt.coordinator.state_of(rt.store.list_sessions(root_id=root.id)[0].id) == "running"
-            )
-        )
-        await asyncio.sleep(0.05)
+        await until(lambda: turns, what="w's first model call")
         f = await root.call_tool("agent", {"action": "send", "target": "w", "message": "later"})
         s = await root.call_tool(
             "agent", {"action": "send", "target": "w", "message": "now", "deliverAs": "steer"}
         )
         assert f.details["queued"] is False and s.details["queued"] is False
+        (work / "go").touch()
         res = await root.call_tool("agent", {"action": "wait", "target": "w", "timeout": 10})
         # the steer joined the first turn: two inputs answered by one turn, then the follow-up
         assert res.text.count('status="completed"') == 3
@@ -133,7 +133,7 @@ async def test_abort_stops_the_turn_and_withdraws_queued_inputs_without_notifyin
     home, work, script
 ):
     root_calls = []
-    script.on("w", lambda call: asyncio.sleep(30))
+    script.on("w", lambda call: asyncio.sleep(30))  # a long turn, cut short by the test
     script.on(None, lambda call: root_calls.append(call) or "root turn")
     async with runtime(home, script) as rt:
         root = await rt.open_root(cwd=work)
@@ -150,7 +150,7 @@ async def test_abort_stops_the_turn_and_withdraws_queued_inputs_without_notifyin
         again = await root.call_tool("agent", {"action": "abort", "target": "w"})
         assert again.text == f"Agent w ({wid[:8]}) has no turn or queued inputs."
         assert again.details == {"id": wid, "aborted": False}
-        await asyncio.sleep(0.05)
+        await settled()
     assert root_calls == []  # the owner aborted them: no notification woke the root
 
 
@@ -202,7 +202,7 @@ async def test_an_owner_waiting_for_the_agent_gets_no_notification(home, work, s
         await spawn(root, "w")
         res = await root.call_tool("agent", {"action": "wait", "target": "w", "timeout": 10})
         assert res.text == "done!"
-        await asyncio.sleep(0.05)
+        await settled()
     assert root_calls == []
 
 
@@ -244,7 +244,7 @@ async def test_a_steer_to_the_waiting_agent_ends_its_wait_and_a_write_does_not(h
         )
         assert w.text == f"Write accepted by boss ({boss.id[:8]})."
         assert w.details == {"ids": [boss.id]}
-        await asyncio.sleep(0.1)
+        await settled()
         assert not waiting.done()
         await other.call_tool(
             "agent", {"action": "send", "target": "boss", "message": "now!", "deliverAs": "steer"}
@@ -301,7 +301,7 @@ async def test_writes_go_to_several_agents_and_start_no_turn(home, work, script)
         )
         assert res.text == f"Write accepted by a ({a[:8]}), b ({b[:8]})."
         assert res.details == {"ids": [a, b]}
-        await asyncio.sleep(0.05)
+        await settled()
         assert len(script.calls) == calls_before
         ctx = rt.agents[a].session.context()
         assert ctx[-1].text == f'<agent-message id="{root.id[:8]}">\nnote\n</agent-message>'
@@ -454,7 +454,7 @@ async def test_restarting_the_runtime_brings_agents_back_idle_with_unread_result
 
 
 async def test_closing_the_runtime_ends_unfinished_inputs_aborted(home, work, script):
-    script.on("w", lambda call: asyncio.sleep(30))
+    script.on("w", lambda call: asyncio.sleep(30))  # a long turn, cut short by the test
     script.on(None, lambda call: "root turn")
     async with runtime(home, script) as rt:
         root = await rt.open_root(cwd=work)
@@ -575,7 +575,7 @@ async def test_after_the_user_stops_a_root_messages_from_agents_become_writes(ho
     async def root_handler(call):
         root_turns.append(user_texts(call)[-1])
         if user_texts(call)[-1] == "long job":
-            await asyncio.sleep(30)
+            await asyncio.sleep(30)  # a long turn: the user stops it
         return "root answer"
 
     script.on("boss", root_handler)
@@ -589,12 +589,12 @@ async def test_after_the_user_stops_a_root_messages_from_agents_become_writes(ho
         await other.call_tool("agent", {"action": "send", "target": "boss", "message": "ping"})
         taken_back = await boss.abort()
         assert [i.text for i in taken_back] == ["queued by the user"]
-        await asyncio.sleep(0.05)
+        await settled()
         # the other Agent's message only added to the conversation: no new turn
         assert root_turns == ["long job"]
         assert boss.session.context()[-1].text.endswith("ping\n</agent-message>")
         await other.call_tool("agent", {"action": "send", "target": "boss", "message": "again"})
-        await asyncio.sleep(0.05)
+        await settled()
         assert root_turns == ["long job"]
         # the next input from its user ends that
         assert await boss.prompt("hello") == "root answer"
@@ -698,4 +698,4 @@ async def test_work_that_does_not_stop_when_going_offline_is_abandoned_and_repor
     assert rt.abandoned == [wid]
     assert "did not stop within 0.2 s" in caplog.text
     release.set()
-    await asyncio.sleep(0)
+    await settled()  # the abandoned turn ends: nothing is left pending

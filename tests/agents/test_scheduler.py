@@ -5,12 +5,12 @@ import asyncio
 import pytest
 
 from piagents.agents.scheduler import SlotScheduler
+from support import settled
 
 
 async def settle():
-    """Let tasks that were just granted a slot (or cancelled) run."""
-    for _ in range(5):
-        await asyncio.sleep(0)
+    """Let tasks that were just granted a slot (or cancelled) run as far as they can."""
+    await settled()
 
 
 def start_acquire(slots, agent_id, *, resuming=False):
@@ -199,7 +199,7 @@ async def test_capacity_is_never_exceeded_under_contention():
         try:
             running += 1
             peak = max(peak, running)
-            await asyncio.sleep(0.001)
+            await asyncio.sleep(0.001)  # hold the slot a moment, so the turns overlap
         finally:
             running -= 1
             slots.release(agent_id)

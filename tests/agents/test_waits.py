@@ -3,9 +3,10 @@
 import asyncio
 import time
 
-from agent_support import ElapsedClock, Gate, agent_calls, runtime, spawn, tool_results, until
+from agent_support import ElapsedClock, agent_calls, runtime, spawn, tool_results
 
 from piagents.agents.clock import AsyncioClock
+from support import Gate, until
 
 
 def committed_results(agent):

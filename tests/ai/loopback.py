@@ -168,7 +168,7 @@ class LoopbackServer:
                 if sent == stream.drop_after:
                     return False  # no terminating chunk: the body breaks off
                 if stream.delay_s:
-                    await asyncio.sleep(stream.delay_s)
+                    await asyncio.sleep(stream.delay_s)  # a slow server, on purpose
                 data = frame.encode()
                 writer.write(b"%x\r\n%s\r\n" % (len(data), data))
                 await writer.drain()

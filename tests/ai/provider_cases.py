@@ -22,6 +22,7 @@ from piagents.ai.model_options import Compat, ModelOptions, ProviderOptions
 from piagents.ai.models import ModelRef, ThinkingLevel
 from piagents.ai.provider import ModelRequest, Provider, ProviderError, ToolSpec
 from piagents.ai.retry import RetryPolicy, stream_with_retry
+from support import TIMEOUT_S
 
 FAST_RETRY = RetryPolicy(max_retries=3, base_delay_s=0.01)
 READ_TOOL = ToolSpec(
@@ -91,6 +92,24 @@ class ProviderCase:
     api: str  # the wire API the answers name
     whole_text: dict[str, Any]  # the answer "whole" as the API sends it without streaming
     whole_tool: dict[str, Any]  # a call read(path="a") with id call_1, likewise
+    # "Reading.", then read(path="src/main.py"), its arguments in the pieces '{"pa',
+    # 'th": "src/' and 'main.py"}'; and the id of that call
+    split_tool_call: Sequence[str]
+    split_call_id: str
+    # read(path="a") then read(path="b"), the first's arguments in two pieces; their ids
+    parallel_tool_calls: Sequence[str]
+    parallel_call_ids: tuple[str, str]
+    cut_for_length: Sequence[str]  # the answer "cut", stopped by the output limit
+    # an answer whose usage has cached tokens: the model asked, (input, output,
+    # cache read, cache write) it comes to, and its cost in dollars
+    priced_model: str
+    priced_answer: Sequence[str]
+    priced_usage: tuple[int, int, int, int]
+    priced_cost: float
+    # a request the server refuses for good: its status, the body, the error it gives
+    refused_status: int
+    refused_body: dict[str, Any]
+    refused_message: str
 
 
 class TransportTests:
@@ -183,7 +202,7 @@ class TransportTests:
 
         await cancel_after_first_event(events)
 
-        await asyncio.wait_for(server.client_left.wait(), 1.0)
+        await asyncio.wait_for(server.client_left.wait(), TIMEOUT_S)  # a bound, not a pace
         assert server.requests[0].client_left_early
 
     async def test_a_rate_limit_waits_as_long_as_its_retry_after_asks(
@@ -326,3 +345,78 @@ class TransportTests:
         assert message.stop_reason == "toolUse"
         assert message.tool_calls == [ToolCall("read", {"path": "a"}, "call_1")]
         assert final(streamed).text == "s"
+
+
+class AnswerTests:
+    """What the frames of an answer become, the same for every API."""
+
+    async def test_tool_call_arguments_split_across_chunks_are_joined(
+        self, server: LoopbackServer, provider: Provider, case: ProviderCase
+    ) -> None:
+        server.reply(Stream(case.split_tool_call))
+
+        events = await collect(provider.stream(case.ask(tools=(READ_TOOL,))))
+
+        deltas = [e for e in events if isinstance(e, ToolCallDelta)]
+        assert [d.args_fragment for d in deltas] == ["", '{"pa', 'th": "src/', 'main.py"}']
+        assert {(d.index, d.id, d.name) for d in deltas} == {(0, case.split_call_id, "read")}
+        message = final(events)
+        assert message.content == (
+            TextContent("Reading."),
+            ToolCall("read", {"path": "src/main.py"}, case.split_call_id),
+        )
+        assert message.stop_reason == "toolUse"
+
+    async def test_parallel_tool_calls_keep_their_order_and_ids(
+        self, server: LoopbackServer, provider: Provider, case: ProviderCase
+    ) -> None:
+        server.reply(Stream(case.parallel_tool_calls))
+
+        events = await collect(provider.stream(case.ask(tools=(READ_TOOL,))))
+
+        first, second = case.parallel_call_ids
+        assert final(events).tool_calls == [
+            ToolCall("read", {"path": "a"}, first),
+            ToolCall("read", {"path": "b"}, second),
+        ]
+        assert {(d.index, d.id) for d in events if isinstance(d, ToolCallDelta)} == {
+            (0, first),
+            (1, second),
+        }
+
+    async def test_an_answer_stopped_by_the_output_limit_stops_with_length(
+        self, server: LoopbackServer, provider: Provider, case: ProviderCase
+    ) -> None:
+        server.reply(Stream(case.cut_for_length))
+
+        message = final(await collect(provider.stream(case.ask())))
+
+        assert message.stop_reason == "length"
+        assert message.text == "cut"
+
+    async def test_usage_counts_cached_tokens_apart_and_is_priced(
+        self, server: LoopbackServer, provider: Provider, case: ProviderCase
+    ) -> None:
+        server.reply(Stream(case.priced_answer))
+
+        message = final(await collect(provider.stream(case.ask(model=case.priced_model))))
+
+        u = message.usage
+        assert (u.input, u.output, u.cache_read, u.cache_write) == case.priced_usage
+        assert u.cost == pytest.approx(case.priced_cost)
+
+    async def test_a_refused_request_is_not_retried(
+        self, server: LoopbackServer, provider: Provider, case: ProviderCase
+    ) -> None:
+        server.reply(*[Failure(case.refused_status, case.refused_body)] * 2)
+
+        with pytest.raises(ProviderError) as failure:
+            await collect(provider.stream(case.ask()))
+        events = await collect(stream_with_retry(provider, case.ask(), FAST_RETRY))
+
+        assert not failure.value.retryable
+        assert failure.value.status == case.refused_status
+        assert str(failure.value) == case.refused_message
+        assert not any(isinstance(e, StreamRetry) for e in events)
+        assert final(events).error_message == case.refused_message
+        assert len(server.requests) == 2

@@ -12,13 +12,20 @@ from loopback import (
     collect,
     sse,
 )
-from provider_cases import FAST_RETRY, READ_TOOL, ProviderCase, TransportTests, asker, final
+from provider_cases import (
+    FAST_RETRY,
+    READ_TOOL,
+    AnswerTests,
+    ProviderCase,
+    TransportTests,
+    asker,
+    final,
+)
 
 from piagents.ai.anthropic_messages import AnthropicMessagesProvider, thinking_budget
 from piagents.ai.events import (
     StreamRetry,
     ThinkingDelta,
-    ToolCallDelta,
 )
 from piagents.ai.messages import (
     AssistantMessage,
@@ -166,6 +173,35 @@ CASE = ProviderCase(
     api="anthropic-messages",
     whole_text=whole("whole"),
     whole_tool=whole(None, ("call_1", "read", {"path": "a"})),
+    split_tool_call=[
+        message_start(),
+        *text_block(0, "Reading."),
+        *tool_block(1, "toolu_01A09q90qw90", "read", "", '{"pa', 'th": "src/', 'main.py"}'),
+        *message_end("tool_use"),
+    ],
+    split_call_id="toolu_01A09q90qw90",
+    parallel_tool_calls=[
+        message_start(),
+        *tool_block(0, "toolu_1", "read", '{"path":', ' "a"}'),
+        *tool_block(1, "toolu_2", "read", '{"path": "b"}'),
+        *message_end("tool_use"),
+    ],
+    parallel_call_ids=("toolu_1", "toolu_2"),
+    cut_for_length=[message_start(), *text_block(0, "cut"), *message_end("max_tokens")],
+    priced_model="anthropic/claude-haiku-4-5",
+    priced_answer=[  # cache reads and writes both
+        message_start(inp=100, cache_read=2000, cache_write=500),
+        *text_block(0, "ok"),
+        *message_end(output=40),
+    ],
+    priced_usage=(100, 40, 2000, 500),
+    # claude-haiku-4-5: $1 in, $5 out, $0.10 cache read, $1.25 cache write per million
+    priced_cost=(100 * 1 + 40 * 5 + 2000 * 0.1 + 500 * 1.25) / 1e6,
+    refused_status=400,
+    refused_body=api_error(
+        "invalid_request_error", "messages: text content blocks must be non-empty"
+    ),
+    refused_message="anthropic returned HTTP 400: messages: text content blocks must be non-empty",
 )
 
 
@@ -176,6 +212,10 @@ def case() -> ProviderCase:
 
 class TestTransport(TransportTests):
     """The shared streaming, retry and cancellation tests, against Anthropic Messages."""
+
+
+class TestAnswers(AnswerTests):
+    """The shared tests of what an answer's frames become, against the Messages API."""
 
 
 # ---- streaming ---------------------------------------------------------------------
@@ -214,79 +254,6 @@ async def test_a_thinking_level_sends_a_budget_below_max_tokens(
     assert thinking["max_tokens"] > 10_240
     assert "thinking" not in plain
     assert plain["max_tokens"] == 2000
-
-
-async def test_tool_call_arguments_split_across_chunks_are_joined(
-    server: LoopbackServer, provider: AnthropicMessagesProvider
-) -> None:
-    frames = [
-        message_start(),
-        *text_block(0, "Reading."),
-        *tool_block(1, "toolu_01A09q90qw90", "read", "", '{"pa', 'th": "src/', 'main.py"}'),
-        *message_end("tool_use"),
-    ]
-    server.reply(Stream(frames))
-
-    events = await collect(provider.stream(ask(tools=(READ_TOOL,))))
-
-    deltas = [e for e in events if isinstance(e, ToolCallDelta)]
-    assert [d.args_fragment for d in deltas] == ["", '{"pa', 'th": "src/', 'main.py"}']
-    assert {(d.index, d.id, d.name) for d in deltas} == {(0, "toolu_01A09q90qw90", "read")}
-    message = final(events)
-    assert message.content == (
-        TextContent("Reading."),
-        ToolCall("read", {"path": "src/main.py"}, "toolu_01A09q90qw90"),
-    )
-    assert message.stop_reason == "toolUse"
-
-
-async def test_parallel_tool_calls_keep_their_order_and_ids(
-    server: LoopbackServer, provider: AnthropicMessagesProvider
-) -> None:
-    frames = [
-        message_start(),
-        *tool_block(0, "toolu_1", "read", '{"path":', ' "a"}'),
-        *tool_block(1, "toolu_2", "read", '{"path": "b"}'),
-        *message_end("tool_use"),
-    ]
-    server.reply(Stream(frames))
-
-    events = await collect(provider.stream(ask(tools=(READ_TOOL,))))
-
-    assert final(events).tool_calls == [
-        ToolCall("read", {"path": "a"}, "toolu_1"),
-        ToolCall("read", {"path": "b"}, "toolu_2"),
-    ]
-    assert {(d.index, d.id) for d in events if isinstance(d, ToolCallDelta)} == {
-        (0, "toolu_1"),
-        (1, "toolu_2"),
-    }
-
-
-async def test_usage_counts_cache_reads_and_writes_and_is_priced(
-    server: LoopbackServer, provider: AnthropicMessagesProvider
-) -> None:
-    frames = [
-        message_start(inp=100, cache_read=2000, cache_write=500),
-        *text_block(0, "ok"),
-        *message_end(output=40),
-    ]
-    server.reply(Stream(frames))
-
-    message = final(await collect(provider.stream(ask())))
-
-    u = message.usage
-    assert (u.input, u.output, u.cache_read, u.cache_write) == (100, 40, 2000, 500)
-    # claude-haiku-4-5: $1 in, $5 out, $0.10 cache read, $1.25 cache write per million
-    assert u.cost == pytest.approx((100 * 1 + 40 * 5 + 2000 * 0.1 + 500 * 1.25) / 1e6)
-
-
-async def test_max_tokens_stop_maps_to_length(
-    server: LoopbackServer, provider: AnthropicMessagesProvider
-) -> None:
-    server.reply(Stream([message_start(), *text_block(0, "cut"), *message_end("max_tokens")]))
-
-    assert final(await collect(provider.stream(ask()))).stop_reason == "length"
 
 
 # ---- the request ------------------------------------------------------------------
@@ -408,17 +375,3 @@ async def test_an_overloaded_error_event_mid_stream_is_retryable(
         str(failure.value)
         == "anthropic reported an error mid-stream (overloaded_error): Overloaded"
     )
-
-
-async def test_invalid_request_is_not_retried(
-    server: LoopbackServer, provider: AnthropicMessagesProvider
-) -> None:
-    bad = api_error("invalid_request_error", "messages: text content blocks must be non-empty")
-    server.reply(Failure(400, bad))
-
-    with pytest.raises(ProviderError) as failure:
-        await collect(provider.stream(ask()))
-
-    assert not failure.value.retryable
-    assert failure.value.status == 400
-    assert "messages: text content blocks must be non-empty" in str(failure.value)

@@ -21,6 +21,7 @@ from piagents.ai.messages import AssistantMessage, Message, UserMessage
 from piagents.ai.models import ModelRef
 from piagents.ai.provider import ModelRequest, ToolSpec
 from piagents.ai.retry import RetryPolicy, stream_with_retry
+from support import settled, until
 
 pytestmark = [
     pytest.mark.skipif(
@@ -138,7 +139,7 @@ async def test_cancelling_mid_stream_stops_the_generation_at_once(
             count = sum(isinstance(e, TextDelta) for e in seen)
             if count > len(deltas):
                 deltas.append(time.monotonic())
-            await asyncio.sleep(0.001)
+            await asyncio.sleep(0.001)  # polling, to time each delta as it arrives
     per_token = (deltas[-1] - deltas[0]) / 2  # this run's pace, whatever the machine's load
     started = time.monotonic()
     task.cancel()
@@ -166,11 +167,9 @@ async def test_a_request_waiting_for_the_busy_model_leaves_when_cancelled(
             first_events.append(event)
 
     running = asyncio.create_task(first())
-    async with asyncio.timeout(600):
-        while not first_events:
-            await asyncio.sleep(0.01)
+    await until(lambda: first_events, "the first request's first event", timeout=600)
     waiting = asyncio.create_task(collect(provider.stream(ask(UserMessage.of("Say hi.")))))
-    await asyncio.sleep(0.2)
+    await settled()  # the second request has taken its place in the queue
     waiting.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await waiting

@@ -7,18 +7,24 @@ from typing import Any
 import pytest
 import real_servers
 from loopback import (
-    Failure,
     LoopbackServer,
     Stream,
     collect,
     sse,
 )
-from provider_cases import FAST_RETRY, READ_TOOL, ProviderCase, TransportTests, asker, final
+from provider_cases import (
+    FAST_RETRY,
+    READ_TOOL,
+    AnswerTests,
+    ProviderCase,
+    TransportTests,
+    asker,
+    final,
+)
 
 from piagents.ai.events import (
     StreamRetry,
     ThinkingDelta,
-    ToolCallDelta,
 )
 from piagents.ai.messages import (
     AssistantMessage,
@@ -34,7 +40,6 @@ from piagents.ai.openai_completions import (
     chat_messages,
     is_openai,
 )
-from piagents.ai.provider import ProviderError
 from piagents.ai.retry import stream_with_retry
 
 # ---- the wire format ------------------------------------------------------------
@@ -146,6 +151,43 @@ CASE = ProviderCase(
     api="openai-completions",
     whole_text=whole("whole"),
     whole_tool=whole(None, [("call_1", "read", '{"path": "a"}')]),
+    split_tool_call=[
+        START,
+        chunk({"content": "Reading."}),
+        tool_start(0, "call_Ab12", "read"),
+        tool_args(0, '{"pa'),
+        tool_args(0, 'th": "src/'),
+        tool_args(0, 'main.py"}'),
+        chunk({}, "tool_calls"),
+        DONE,
+    ],
+    split_call_id="call_Ab12",
+    parallel_tool_calls=[  # the second call starts before the first's arguments end
+        START,
+        tool_start(0, "call_1", "read"),
+        tool_args(0, '{"path":'),
+        tool_start(1, "call_2", "read"),
+        tool_args(1, '{"path": "b"}'),
+        tool_args(0, ' "a"}'),
+        chunk({}, "tool_calls"),
+        DONE,
+    ],
+    parallel_call_ids=("call_1", "call_2"),
+    cut_for_length=[START, chunk({"content": "cut"}), chunk({}, "length"), DONE],
+    priced_model="openai/gpt-4o",
+    priced_answer=[
+        START,
+        chunk({"content": "ok"}),
+        chunk({}, "stop"),
+        usage_chunk(1000, 50, 400),
+        DONE,
+    ],
+    priced_usage=(600, 50, 400, 0),
+    # gpt-4o: $2.50 in, $10 out, $1.25 cached per million tokens
+    priced_cost=(600 * 2.5 + 50 * 10.0 + 400 * 1.25) / 1e6,
+    refused_status=401,
+    refused_body={"error": {"message": "Incorrect API key provided"}},
+    refused_message="local returned HTTP 401: Incorrect API key provided",
 )
 
 
@@ -156,6 +198,10 @@ def case() -> ProviderCase:
 
 class TestTransport(TransportTests):
     """The shared streaming, retry and cancellation tests, against Chat Completions."""
+
+
+class TestAnswers(AnswerTests):
+    """The shared tests of what an answer's frames become, against Chat Completions."""
 
 
 # ---- streaming ---------------------------------------------------------------------
@@ -182,89 +228,6 @@ async def test_reasoning_deltas_stream_as_thinking_before_the_text(
 
     assert [e.text for e in events if isinstance(e, ThinkingDelta)] == ["The user ", "greets me."]
     assert final(events).content == (ThinkingContent("The user greets me."), TextContent("Hi!"))
-
-
-async def test_tool_call_arguments_split_across_chunks_are_joined(
-    server: LoopbackServer, provider: OpenAICompletionsProvider
-) -> None:
-    server.reply(
-        Stream(
-            [
-                START,
-                chunk({"content": "Reading."}),
-                tool_start(0, "call_Ab12", "read"),
-                tool_args(0, '{"pa'),
-                tool_args(0, 'th": "src/'),
-                tool_args(0, 'main.py"}'),
-                chunk({}, "tool_calls"),
-                DONE,
-            ]
-        )
-    )
-
-    events = await collect(provider.stream(ask(tools=(READ_TOOL,))))
-
-    deltas = [e for e in events if isinstance(e, ToolCallDelta)]
-    assert [d.args_fragment for d in deltas] == ["", '{"pa', 'th": "src/', 'main.py"}']
-    assert {(d.index, d.id, d.name) for d in deltas} == {(0, "call_Ab12", "read")}
-    message = final(events)
-    assert message.content == (
-        TextContent("Reading."),
-        ToolCall("read", {"path": "src/main.py"}, "call_Ab12"),
-    )
-    assert message.stop_reason == "toolUse"
-
-
-async def test_parallel_tool_calls_keep_their_order_and_ids(
-    server: LoopbackServer, provider: OpenAICompletionsProvider
-) -> None:
-    server.reply(
-        Stream(
-            [
-                START,
-                tool_start(0, "call_1", "read"),
-                tool_args(0, '{"path":'),
-                tool_start(1, "call_2", "read"),
-                tool_args(1, '{"path": "b"}'),
-                tool_args(0, ' "a"}'),
-                chunk({}, "tool_calls"),
-                DONE,
-            ]
-        )
-    )
-
-    events = await collect(provider.stream(ask(tools=(READ_TOOL,))))
-
-    assert final(events).tool_calls == [
-        ToolCall("read", {"path": "a"}, "call_1"),
-        ToolCall("read", {"path": "b"}, "call_2"),
-    ]
-    assert {(d.index, d.id) for d in events if isinstance(d, ToolCallDelta)} == {
-        (0, "call_1"),
-        (1, "call_2"),
-    }
-
-
-async def test_usage_counts_cached_prompt_tokens_apart_and_is_priced(
-    server: LoopbackServer, provider: OpenAICompletionsProvider
-) -> None:
-    frames = [START, chunk({"content": "ok"}), chunk({}, "stop"), usage_chunk(1000, 50, 400), DONE]
-    server.reply(Stream(frames))
-
-    message = final(await collect(provider.stream(ask(model="openai/gpt-4o"))))
-
-    usage = message.usage
-    assert (usage.input, usage.output, usage.cache_read, usage.cache_write) == (600, 50, 400, 0)
-    # gpt-4o: $2.50 in, $10 out, $1.25 cached per million tokens
-    assert usage.cost == pytest.approx((600 * 2.5 + 50 * 10.0 + 400 * 1.25) / 1e6)
-
-
-async def test_finish_reason_length_maps_to_length(
-    server: LoopbackServer, provider: OpenAICompletionsProvider
-) -> None:
-    server.reply(Stream([START, chunk({"content": "cut"}), chunk({}, "length"), DONE]))
-
-    assert final(await collect(provider.stream(ask()))).stop_reason == "length"
 
 
 # ---- the request ------------------------------------------------------------------
@@ -368,19 +331,6 @@ def test_only_openai_itself_is_sent_max_completion_tokens() -> None:
 
 
 # ---- failures -----------------------------------------------------------------------
-
-
-async def test_unauthorized_is_not_retried(
-    server: LoopbackServer, provider: OpenAICompletionsProvider
-) -> None:
-    server.reply(Failure(401, {"error": {"message": "Incorrect API key provided"}}))
-
-    with pytest.raises(ProviderError) as failure:
-        await collect(provider.stream(ask()))
-
-    assert not failure.value.retryable
-    assert failure.value.status == 401
-    assert str(failure.value) == "local returned HTTP 401: Incorrect API key provided"
 
 
 @pytest.mark.parametrize(

@@ -8,18 +8,24 @@ from typing import Any
 import pytest
 import real_servers
 from loopback import (
-    Failure,
     LoopbackServer,
     Stream,
     collect,
     sse,
 )
-from provider_cases import FAST_RETRY, READ_TOOL, ProviderCase, TransportTests, asker, final
+from provider_cases import (
+    FAST_RETRY,
+    READ_TOOL,
+    AnswerTests,
+    ProviderCase,
+    TransportTests,
+    asker,
+    final,
+)
 
 from piagents.ai.events import (
     StreamRetry,
     ThinkingDelta,
-    ToolCallDelta,
 )
 from piagents.ai.messages import (
     AssistantMessage,
@@ -209,6 +215,43 @@ CASE = ProviderCase(
     api="openai-responses",
     whole_text=whole("whole"),
     whole_tool=whole(None, ("call_1", "read", '{"path": "a"}')),
+    split_tool_call=[
+        *CREATED,
+        *message_item(0, "Reading."),
+        *function_call(1, "call_Ab12", "read", '{"pa', 'th": "src/', 'main.py"}'),
+        completed(),
+    ],
+    split_call_id="call_Ab12",
+    parallel_tool_calls=[
+        *CREATED,
+        *function_call(0, "call_1", "read", '{"path":', ' "a"}'),
+        *function_call(1, "call_2", "read", '{"path": "b"}'),
+        completed(),
+    ],
+    parallel_call_ids=("call_1", "call_2"),
+    cut_for_length=[  # an incomplete response, for max_output_tokens
+        *CREATED,
+        *message_item(0, "cut"),
+        event(
+            "response.incomplete",
+            response=response(
+                "incomplete", usage(10, 100), incomplete_details={"reason": "max_output_tokens"}
+            ),
+        ),
+    ],
+    priced_model="openai/gpt-5",
+    priced_answer=[*CREATED, *message_item(0, "ok"), completed(usage(1000, 50, cached=400))],
+    priced_usage=(600, 50, 400, 0),
+    # gpt-5: $1.25 in, $10 out, $0.125 cached per million tokens
+    priced_cost=(600 * 1.25 + 50 * 10.0 + 400 * 0.125) / 1e6,
+    refused_status=400,
+    refused_body={
+        "error": {
+            "message": "Unsupported parameter: 'reasoning.effort'",
+            "type": "invalid_request_error",
+        }
+    },
+    refused_message="openai returned HTTP 400: Unsupported parameter: 'reasoning.effort'",
 )
 
 
@@ -219,6 +262,10 @@ def case() -> ProviderCase:
 
 class TestTransport(TransportTests):
     """The shared streaming, retry and cancellation tests, against the Responses API."""
+
+
+class TestAnswers(AnswerTests):
+    """The shared tests of what an answer's frames become, against the Responses API."""
 
 
 # ---- streaming ---------------------------------------------------------------------
@@ -244,82 +291,6 @@ async def test_reasoning_summaries_stream_as_thinking_before_the_text(
         TextContent("Hi!"),
     )
     assert server.requests[0].body["reasoning"] == {"effort": "medium", "summary": "auto"}
-
-
-async def test_tool_call_arguments_split_across_chunks_are_joined(
-    server: LoopbackServer, provider: OpenAIResponsesProvider
-) -> None:
-    frames = [
-        *CREATED,
-        *message_item(0, "Reading."),
-        *function_call(1, "call_Ab12", "read", '{"pa', 'th": "src/', 'main.py"}'),
-        completed(),
-    ]
-    server.reply(Stream(frames))
-
-    events = await collect(provider.stream(ask(tools=(READ_TOOL,))))
-
-    deltas = [e for e in events if isinstance(e, ToolCallDelta)]
-    assert [d.args_fragment for d in deltas] == ["", '{"pa', 'th": "src/', 'main.py"}']
-    assert {(d.index, d.id, d.name) for d in deltas} == {(0, "call_Ab12", "read")}
-    message = final(events)
-    assert message.content == (
-        TextContent("Reading."),
-        ToolCall("read", {"path": "src/main.py"}, "call_Ab12"),
-    )
-    assert message.stop_reason == "toolUse"
-
-
-async def test_parallel_tool_calls_keep_their_order_and_ids(
-    server: LoopbackServer, provider: OpenAIResponsesProvider
-) -> None:
-    frames = [
-        *CREATED,
-        *function_call(0, "call_1", "read", '{"path":', ' "a"}'),
-        *function_call(1, "call_2", "read", '{"path": "b"}'),
-        completed(),
-    ]
-    server.reply(Stream(frames))
-
-    events = await collect(provider.stream(ask(tools=(READ_TOOL,))))
-
-    assert final(events).tool_calls == [
-        ToolCall("read", {"path": "a"}, "call_1"),
-        ToolCall("read", {"path": "b"}, "call_2"),
-    ]
-    assert {(d.index, d.id) for d in events if isinstance(d, ToolCallDelta)} == {
-        (0, "call_1"),
-        (1, "call_2"),
-    }
-
-
-async def test_usage_counts_cached_input_tokens_apart_and_is_priced(
-    server: LoopbackServer, provider: OpenAIResponsesProvider
-) -> None:
-    frames = [*CREATED, *message_item(0, "ok"), completed(usage(1000, 50, cached=400))]
-    server.reply(Stream(frames))
-
-    message = final(await collect(provider.stream(ask())))
-
-    u = message.usage
-    assert (u.input, u.output, u.cache_read, u.cache_write) == (600, 50, 400, 0)
-    # gpt-5: $1.25 in, $10 out, $0.125 cached per million tokens
-    assert u.cost == pytest.approx((600 * 1.25 + 50 * 10.0 + 400 * 0.125) / 1e6)
-
-
-async def test_an_incomplete_response_for_max_output_tokens_stops_with_length(
-    server: LoopbackServer, provider: OpenAIResponsesProvider
-) -> None:
-    incomplete = response(
-        "incomplete", usage(10, 100), incomplete_details={"reason": "max_output_tokens"}
-    )
-    frames = [*CREATED, *message_item(0, "cut"), event("response.incomplete", response=incomplete)]
-    server.reply(Stream(frames))
-
-    message = final(await collect(provider.stream(ask())))
-
-    assert message.stop_reason == "length"
-    assert message.text == "cut"
 
 
 # ---- the request ------------------------------------------------------------------
@@ -430,25 +401,6 @@ def test_the_loopback_llama_server_refuses_an_untyped_assistant_item() -> None:
 
 
 # ---- failures -----------------------------------------------------------------------
-
-
-async def test_bad_request_is_not_retried(
-    server: LoopbackServer, provider: OpenAIResponsesProvider
-) -> None:
-    bad = {
-        "error": {
-            "message": "Unsupported parameter: 'reasoning.effort'",
-            "type": "invalid_request_error",
-        }
-    }
-    server.reply(Failure(400, bad))
-
-    events = await collect(stream_with_retry(provider, ask(), FAST_RETRY))
-
-    assert not any(isinstance(e, StreamRetry) for e in events)
-    assert final(events).error_message == (
-        "openai returned HTTP 400: Unsupported parameter: 'reasoning.effort'"
-    )
 
 
 async def test_a_failed_response_in_the_stream_is_reported(

@@ -74,7 +74,7 @@ async def slow(call: ModelCall) -> str:
     marker = os.environ.get("SCRIPTED_STARTED")
     if marker:
         Path(marker).write_text(str(os.getpid()), encoding="utf-8")
-    await asyncio.sleep(float(os.environ.get("SCRIPTED_SLEEP", "0")))
+    await asyncio.sleep(float(os.environ.get("SCRIPTED_SLEEP", "0")))  # a slow turn, on purpose
     return "slept"
 
 
@@ -133,9 +133,9 @@ async def gated_tool_then_slow(call: ModelCall) -> str | Reply:
         Path(os.environ["SCRIPTED_STARTED"]).write_text(str(os.getpid()), encoding="utf-8")
         go = Path(os.environ["SCRIPTED_GO"])
         while not go.exists():
-            await asyncio.sleep(0.02)
+            await asyncio.sleep(0.02)  # polling for the test's go file
         return Reply(tool_calls=[ToolCall("bash", {"command": "true"})])
-    await asyncio.sleep(float(os.environ.get("SCRIPTED_SLEEP", "0")))
+    await asyncio.sleep(float(os.environ.get("SCRIPTED_SLEEP", "0")))  # a slow turn, on purpose
     return "slept"
 
 

@@ -15,7 +15,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 import pytest
 
 import piagents
+from support import eventually
 
 E2E_DIR = Path(__file__).resolve().parent
 RUN_TIMEOUT = 30
@@ -561,11 +561,7 @@ def test_json_events_into_a_pipe_closed_mid_run_stop_the_turn(cli: Cli, tmp_path
     try:
         with os.fdopen(read_end, encoding="utf-8") as reader:
             assert json.loads(reader.readline())["type"] == "session"
-            deadline = time.monotonic() + RUN_TIMEOUT
-            while not started.exists():
-                assert proc.poll() is None, proc.communicate()
-                assert time.monotonic() < deadline, "the model was never called"
-                time.sleep(0.05)
+            eventually(lambda: started_by(proc, started), "the model call", timeout=RUN_TIMEOUT)
         go.write_text("")  # the reader is gone: the tool's events cannot be written
         _, err = proc.communicate(timeout=RUN_TIMEOUT)
     finally:
@@ -946,6 +942,12 @@ def test_a_full_disk_fails_a_prompt_in_one_line_and_work_resumes_once_space_is_f
 # ---- the session lease -------------------------------------------------------
 
 
+def started_by(proc: subprocess.Popen[str], marker: Path) -> bool:
+    """Whether the process's model call has written its marker (it must not have exited)."""
+    assert proc.poll() is None, proc.communicate()
+    return marker.exists()
+
+
 @pytest.fixture
 def holder(cli: Cli, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str]]:
     """A `pi-agents` process in the middle of a slow turn, and its session id."""
@@ -960,11 +962,7 @@ def holder(cli: Cli, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], st
         env={"SCRIPTED_SLEEP": "60", "SCRIPTED_STARTED": str(started)},
     )
     try:
-        deadline = time.monotonic() + RUN_TIMEOUT
-        while not started.exists():
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the slow route never started"
-            time.sleep(0.05)
+        eventually(lambda: started_by(proc, started), "the slow route", timeout=RUN_TIMEOUT)
         assert proc.stdout is not None
         session_line = json.loads(proc.stdout.readline())
         assert session_line["type"] == "session"

@@ -38,7 +38,7 @@ async def ignore_cancellation() -> None:
 
 async def until(condition) -> None:
     while not condition():
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0.01)  # polling the condition
 
 
 def fifo_has_a_reader() -> bool:

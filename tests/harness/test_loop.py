@@ -19,6 +19,7 @@ from piagents.harness.tool_calls import ABORTED_TOOL_TEXT
 from piagents.harness.tools.base import ToolContext, ToolResult
 from piagents.store.records import MessageEntry
 from piagents.store.sqlite import SQLiteStore
+from support import settled, until
 
 
 class EchoTool:
@@ -35,15 +36,25 @@ class EchoTool:
 
     def __init__(self):
         self.started: list[str] = []
+        self.finished: list[str] = []
         self.cancelled: list[str] = []
+        self.held: dict[str, asyncio.Event] = {}
+
+    def hold(self, text: str) -> asyncio.Event:
+        """Calls echoing `text` run until the test sets the event returned."""
+        return self.held.setdefault(text, asyncio.Event())
 
     async def execute(self, args, ctx: ToolContext) -> ToolResult:
         self.started.append(args["text"])
         try:
-            await asyncio.sleep(args.get("delay", 0))
+            if args["text"] in self.held:
+                await self.held[args["text"]].wait()
+            else:
+                await asyncio.sleep(args.get("delay", 0))  # a tool that takes this long
         except asyncio.CancelledError:
             self.cancelled.append(args["text"])
             raise
+        self.finished.append(args["text"])
         return ToolResult(args["text"].upper(), details={"n": len(args["text"])})
 
 
@@ -137,6 +148,7 @@ async def test_sequential_mode_runs_tools_one_after_another(tmp_path):
     class Probe(EchoTool):
         async def execute(self, args, ctx):
             order.append(("start", args["text"]))
+            # `a` takes a moment: run in parallel, `b` would end first
             await asyncio.sleep(args.get("delay", 0))
             order.append(("end", args["text"]))
             return ToolResult(args["text"])
@@ -181,22 +193,22 @@ async def test_an_unknown_tool_gets_an_error_result(tmp_path):
 
 
 async def test_a_steer_joins_the_current_run_after_its_tool_calls(tmp_path):
-    gate = asyncio.Event()
     seen = []
 
     async def route(call):
         seen.append([m.text for m in call.messages if m.role == "user"])
         if len(call.messages) == 1:
-            return Reply(tool_calls=[echo("x", 0.1)])
+            return Reply(tool_calls=[echo("x")])
         return "answer"
 
     async with asyncio.TaskGroup() as tg:
         h = Harness(tmp_path, tg, route)
+        release = h.tool.hold("x")
         first = h.loop.submit(Input("start"))
-        await asyncio.sleep(0.05)
+        await until(lambda: h.tool.started, what="the tool call")
         steer = h.loop.submit(Input("also this", "steer"))
+        release.set()
         a, b = await first, await steer
-        gate.set()
     assert a is b and a.status == "completed"
     assert [i.text for i in a.inputs] == ["start", "also this"]
     assert seen[-1] == ["start", "also this"]
@@ -210,7 +222,7 @@ async def test_a_steer_joins_the_current_run_after_its_tool_calls(tmp_path):
 
 async def test_a_follow_up_waits_for_a_new_run_after_the_current_one(tmp_path):
     async def route(call):
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.05)  # a model call that takes a moment
         return f"answer to {call.messages[-1].text}"
 
     async with asyncio.TaskGroup() as tg:
@@ -224,16 +236,21 @@ async def test_a_follow_up_waits_for_a_new_run_after_the_current_one(tmp_path):
 
 
 async def test_queue_mode_all_takes_every_waiting_follow_up_into_one_run(tmp_path):
+    answering = asyncio.Event()
+    answer = asyncio.Event()
+
     async def route(call):
-        await asyncio.sleep(0.05)
+        answering.set()
+        await answer.wait()
         return "ok"
 
     async with asyncio.TaskGroup() as tg:
         h = Harness(tmp_path, tg, route, follow_up_mode="all")
         first = h.loop.submit(Input("one"))
-        await asyncio.sleep(0.01)
+        await answering.wait()
         second = h.loop.submit(Input("two"))
         third = h.loop.submit(Input("three"))
+        answer.set()
         await first
         b, c = await second, await third
     assert b is c and [i.text for i in b.inputs] == ["two", "three"]
@@ -252,14 +269,16 @@ async def test_a_write_while_idle_is_added_at_once_and_starts_no_turn(tmp_path):
 async def test_a_write_while_running_is_added_at_the_next_tool_boundary(tmp_path):
     async def route(call):
         if len(call.messages) == 1:
-            return Reply(tool_calls=[echo("x", 0.1)])
+            return Reply(tool_calls=[echo("x")])
         return "done"
 
     async with asyncio.TaskGroup() as tg:
         h = Harness(tmp_path, tg, route)
+        release = h.tool.hold("x")
         run = h.loop.submit(Input("go"))
-        await asyncio.sleep(0.03)
+        await until(lambda: h.tool.started, what="the tool call")
         h.loop.submit(Input("fyi", "write"))
+        release.set()
         outcome = await run
     assert texts(h.messages()) == [
         ("user", "go"),
@@ -272,15 +291,18 @@ async def test_a_write_while_running_is_added_at_the_next_tool_boundary(tmp_path
 
 
 async def test_abort_cancels_the_stream_keeps_partial_text_and_leaves_the_session_usable(tmp_path):
+    hanging = asyncio.Event()
+
     async def route(call):
         if call.messages[-1].text == "hang":
-            await asyncio.sleep(30)
+            hanging.set()
+            await asyncio.sleep(30)  # a model call that hangs until aborted
         return "fine"
 
     async with asyncio.TaskGroup() as tg:
         h = Harness(tmp_path, tg, route)
         run = h.loop.submit(Input("hang"))
-        await asyncio.sleep(0.05)
+        await hanging.wait()
         result = await h.loop.abort(timeout=2)
         outcome = await run
         assert result.stopped and outcome.status == "aborted"
@@ -299,13 +321,14 @@ async def test_abort_cancels_the_stream_keeps_partial_text_and_leaves_the_sessio
 async def test_abort_cancels_running_tools_and_records_error_results(tmp_path):
     def route(call):
         if len(call.messages) == 1:
-            return Reply(tool_calls=[echo("slow", 30), echo("quick")])
+            return Reply(tool_calls=[echo("slow"), echo("quick")])
         return "never"
 
     async with asyncio.TaskGroup() as tg:
         h = Harness(tmp_path, tg, route)
+        h.tool.hold("slow")  # never released: the abort cancels it
         run = h.loop.submit(Input("go"))
-        await asyncio.sleep(0.1)
+        await until(lambda: h.tool.finished == ["quick"], what="the quick tool call")
         await h.loop.abort(timeout=2)
         assert (await run).status == "aborted"
     results = [m for m in h.messages() if isinstance(m, ToolResultMessage)]
@@ -314,15 +337,18 @@ async def test_abort_cancels_running_tools_and_records_error_results(tmp_path):
 
 
 async def test_abort_withdraws_queued_inputs(tmp_path):
+    hanging = asyncio.Event()
+
     async def route(call):
-        await asyncio.sleep(30)
+        hanging.set()
+        await asyncio.sleep(30)  # a model call that hangs until aborted
         return "x"
 
     async with asyncio.TaskGroup() as tg:
         h = Harness(tmp_path, tg, route)
         first = h.loop.submit(Input("one"))
         second = h.loop.submit(Input("two"))
-        await asyncio.sleep(0.05)
+        await hanging.wait()
         result = await h.loop.abort(timeout=2)
         assert [i.text for i in result.withdrawn] == ["two"]
         assert (await first).status == "aborted" and (await second).status == "aborted"
@@ -332,7 +358,10 @@ async def test_abort_withdraws_queued_inputs(tmp_path):
 async def test_a_stuck_turn_is_abandoned_after_the_timeout(tmp_path):
     release = asyncio.Event()
 
+    stuck = asyncio.Event()
+
     async def route(call):
+        stuck.set()
         while not release.is_set():  # ignores cancellation: a stuck turn
             try:
                 await release.wait()
@@ -343,13 +372,13 @@ async def test_a_stuck_turn_is_abandoned_after_the_timeout(tmp_path):
     async with asyncio.TaskGroup() as tg:
         h = Harness(tmp_path, tg, route)
         run = h.loop.submit(Input("stuck"))
-        await asyncio.sleep(0.05)
+        await stuck.wait()
         result = await h.loop.abort(timeout=0.2)
         assert not result.stopped
         assert (await run).status == "aborted"
         assert not h.loop.busy
         release.set()
-        await asyncio.sleep(0.05)
+        await settled()  # the abandoned turn gets its late answer
     # the abandoned turn's late answer is never recorded
     assert all(m.text != "late" for m in h.messages())
 
@@ -373,7 +402,7 @@ async def test_the_before_run_hook_gates_each_run(tmp_path):
     async with asyncio.TaskGroup() as tg:
         h = Harness(tmp_path, tg, lambda call: "ok", hooks=LoopHooks(before_run=before_run))
         run = h.loop.submit(Input("x"))
-        await asyncio.sleep(0.02)
+        await until(lambda: phases, what="the before-run hook")
         assert h.loop.phase == "queued" and h.messages() == []
         gate.set()
         assert (await run).status == "completed"
@@ -401,17 +430,20 @@ async def test_each_committed_step_is_in_the_store_before_the_next_model_call(tm
 async def test_steering_mode_decides_how_many_steers_join_at_once(tmp_path, mode):
     models = []
 
+    answer = asyncio.Event()
+
     async def route(call):
         models.append([m.text for m in call.messages if m.role == "user"])
-        await asyncio.sleep(0.05)
+        await answer.wait()
         return "ok"
 
     async with asyncio.TaskGroup() as tg:
         h = Harness(tmp_path, tg, route, steering_mode=mode)
         run = h.loop.submit(Input("go"))
-        await asyncio.sleep(0.01)
+        await until(lambda: models, what="the first model call")
         h.loop.submit(Input("s1", "steer"))
         h.loop.submit(Input("s2", "steer"))
+        answer.set()
         await run
     if mode == "all":
         assert models == [["go"], ["go", "s1", "s2"]]
@@ -426,7 +458,7 @@ async def test_an_abort_during_the_before_model_call_hook_makes_no_further_model
     async def slow_hook(loop):
         if calls:
             hook_started.set()
-            await asyncio.sleep(30)
+            await asyncio.sleep(30)  # a hook that hangs until aborted
 
     def route(call):
         calls.append(1)

@@ -7,10 +7,10 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 
 from piagents.store import lease
 from piagents.store.base import LeaseHolder
+from support import eventually
 
 
 def _holder(pid: int) -> LeaseHolder:
@@ -33,10 +33,7 @@ def test_a_running_process_is_alive_and_its_start_time_identifies_it() -> None:
 def test_an_exited_child_not_yet_reaped_is_gone() -> None:
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     holder = _holder(child.pid)
-    deadline = time.monotonic() + 10
-    while lease.presence(holder) != "gone":  # a zombie until we wait for it
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    eventually(lambda: lease.presence(holder) == "gone", "the exited child")  # a zombie, unreaped
     assert not lease.is_alive(holder)
     assert os.waitpid(child.pid, 0)[0] == child.pid  # it was still there to be reaped
     child.returncode = 0

@@ -11,6 +11,7 @@ import pytest
 
 import piagents
 from piagents.testing import FunctionModel
+from support import until
 
 SETTINGS = {"pi-agents": {"spawnPlacement": "inline", "abortTimeoutMs": 2000}}
 
@@ -29,12 +30,6 @@ class Script:
         return await result if asyncio.iscoroutine(result) else result
 
 
-async def until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.01)
-
-
 @pytest.fixture
 def script() -> Script:
     return Script()
@@ -50,12 +45,19 @@ async def call(who: Any, **args: Any) -> Any:
     return await who.call_tool("agent", args)
 
 
+def at_rest(rt: Any, session: str) -> bool:
+    """Whether the session's generation has ended and its Agent has gone offline: it can
+    be continued (the generation ends a moment before the Agent is unloaded)."""
+    return session not in rt.agents and not rt.store.generations(session_id=session, live=True)
+
+
 async def finished_session(rt: Any, lead: Any, label: str) -> str:
     """The session of a scout the lead delegated to, once its result is in."""
     res = await call(lead, action="delegate", definition="scout", task="look", label=label)
     assert not res.is_error, res.text
-    await until(lambda: not rt.store.generations(session_id=res.details["session"], live=True))
-    return str(res.details["session"])
+    session = str(res.details["session"])
+    await until(lambda: at_rest(rt, session), f"{label} to end and go offline")
+    return session
 
 
 async def live_reviewer(rt: Any, lead: Any, script: Script) -> Any:
@@ -130,6 +132,6 @@ async def test_a_delegating_agent_may_fork_itself_and_continue_its_own_agent(
     own = await call(reviewer, action="delegate", definition="scout", task="x", fork=reviewer.id)
     assert not own.is_error, own.text
     session = own.details["session"]
-    await until(lambda: not rt.store.generations(session_id=session, live=True))
+    await until(lambda: at_rest(rt, session), "the reviewer's scout to end and go offline")
     again = await call(reviewer, action="continue", session=session, task="more")
     assert not again.is_error, again.text

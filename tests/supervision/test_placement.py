@@ -6,13 +6,13 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from piagents.store import lease
 from piagents.supervision import placement
+from support import eventually
 
 
 def test_a_worker_can_load_a_model_by_name_but_not_the_sdks_function_model() -> None:
@@ -82,8 +82,5 @@ def test_killing_a_worker_kills_the_commands_of_its_process_group() -> None:
     holder = placement.holder_of(sleeper)
     placement.kill_group(worker.pid)
     worker.wait(timeout=5)
-    deadline = time.monotonic() + 5
-    while lease.presence(holder) != "gone":
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    eventually(lambda: lease.presence(holder) == "gone", "the killed group's sleep to be gone")
     assert os.getpgid(os.getpid()) == os.getpgrp()  # our own group was left alone

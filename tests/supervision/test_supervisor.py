@@ -14,6 +14,7 @@ import piagents
 from piagents.store.records import GenerationRecord, MessageEntry
 from piagents.supervision import texts
 from piagents.testing import FunctionModel, Reply, ToolCall
+from support import settled, until
 
 SETTINGS = {"pi-agents": {"spawnPlacement": "inline", "abortTimeoutMs": 2000}}
 RECORD_FIELDS = {
@@ -60,13 +61,6 @@ def lead_texts(lead: Any) -> list[str]:
         for e in lead.session.entries
         if isinstance(e, MessageEntry) and e.message.role == "user"
     ]
-
-
-async def until(predicate: Callable[[], bool], what: str, timeout: float = 10.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.01)
-    assert predicate(), what
 
 
 @pytest.fixture
@@ -134,7 +128,7 @@ async def test_a_delegation_is_recorded_before_it_runs_and_reports_once(rt, lead
     assert rt.store.get_session(gen.session_id) is not None  # kept for continue
     listed = await agent(lead, action="list")
     assert listed.details["agents"] == []
-    await asyncio.sleep(0.1)
+    await settled()
     assert len(results_for(lead, "generalist-1")) == 1
 
 
@@ -233,6 +227,8 @@ async def test_ask_owner_blocks_until_the_reply_then_the_result_and_a_continue(r
     assert res.text == "Replied to implementer-1: it continues its assignment with your answer."
     await until(lambda: results_for(lead, "implementer-1"), "the result")
     assert results_for(lead, "implementer-1")[0].endswith("Final answer:\ndone with B")
+    # continued once it has gone offline (a moment after its result is delivered)
+    await until(lambda: session not in rt.agents, "implementer-1 to go offline")
 
     again = await agent(lead, action="continue", session=session, task="please continue")
     assert not again.is_error, again.text
@@ -552,7 +548,7 @@ async def main():
                                              "task": "look around"})
         assert not res.is_error, res.text
         while not rt.store.entries(res.details["session"]):
-            await asyncio.sleep(0.01)
+            await asyncio.sleep(0.01)  # polling for the scout's first entry
         print(lead.id, flush=True)
         await asyncio.Event().wait()
 
@@ -594,5 +590,5 @@ async def test_a_killed_lead_finds_its_inline_generation_lost_and_reports_it_onc
 
     async with piagents.Runtime(home=home, model=FunctionModel(script), settings=SETTINGS) as rt:
         lead = await rt.open_root(session=lead_id)
-        await asyncio.sleep(0.2)
+        await settled()
         assert len(results_for(lead, "scout-1")) == 1

@@ -6,7 +6,9 @@ import random
 import uuid
 
 import pytest
-from tui_support import Gate, Script
+from tui_support import Script
+
+from support import Gate
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 from tui_support import (
@@ -21,6 +20,7 @@ import piagents
 from piagents.testing import FunctionModel, Reply, ToolCall
 from piagents.tui.app import PiAgentsApp
 from piagents.tui.blocks import AgentMessageBlock, AssistantBlock, ToolBlock, UserBlock
+from support import settled
 
 
 def spawn(name, message="go"):
@@ -465,7 +465,7 @@ async def test_starting_on_a_session_in_use_shows_the_ownership_error_then_exits
         app = PiAgentsApp(rt, lambda r: r.open_root(session=taken.id))
         async with app.run_test(size=(100, 30)) as pilot:
             await until(pilot, lambda: "in use by another" in screen_text(app), what="the error")
-            await pilot.pause(0.2)
+            await pilot.pause()  # idle: whatever the app would do by itself is done
             assert app.is_running
             assert "Session in use" in screen_text(app)
             await pilot.press("enter")
@@ -497,4 +497,4 @@ async def test_piagents_runtime_is_closed_when_the_test_leaves_without_quitting(
         root = app.root
     assert root.id not in app.runtime.agents
     assert isinstance(app.runtime, piagents.Runtime)
-    await asyncio.sleep(0)
+    await settled()

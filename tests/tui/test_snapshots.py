@@ -48,7 +48,7 @@ async def start_tree(pilot) -> None:
     await until(pilot, lambda: len(app.task_panel.lines) == 4, what="the panel's three rows")
     await until(pilot, lambda: not app.root.loop.busy, what="the root's answer")
     await until(pilot, lambda: "queued" in app.task_panel.lines[2], what="sub to queue")
-    await pilot.pause(0.1)
+    await pilot.pause()  # the last refresh renders: the pilot waits until the app is idle
 
 
 def test_the_main_screen_with_a_running_tree(tree_app, snap_compare):
@@ -67,7 +67,7 @@ def test_the_agent_viewer(tree_app, snap_compare):
         app.open_viewer(w.id)
         await until(pilot, lambda: isinstance(app.screen, ViewerScreen), what="the viewer")
         await until(pilot, lambda: "Task of w." in screen_text(app), what="w's input")
-        await pilot.pause(0.1)
+        await pilot.pause()  # the last refresh renders: the pilot waits until the app is idle
 
     assert snap_compare(tree_app, terminal_size=(100, 30), run_before=open_w)
 
@@ -106,7 +106,7 @@ def test_the_main_screen_of_a_lead_with_managed_agents(
         await until(pilot, lambda: "3 working" in "".join(status.lines[:1]), what="the widget")
         started_at.append(min(g.created for g in rt.store.generations(root_id=app.root.id)))
         app.refresh_supervision()
-        await pilot.pause(0.1)
+        await pilot.pause()  # the last refresh renders: the pilot waits until the app is idle
 
     assert snap_compare(app, terminal_size=(100, 30), run_before=delegate_two)
 
@@ -142,7 +142,7 @@ def test_the_main_screen_with_wait_results_and_a_working_model(
         await submit(pilot, "Thanks.")
         await until(pilot, lambda: None in gate.started, what="the next turn")
         await until(pilot, lambda: "Waiting for the model" in app.progress.text, what="the line")
-        await pilot.pause(0.1)
+        await pilot.pause()  # the last refresh renders: the pilot waits until the app is idle
 
     assert snap_compare(app, terminal_size=(100, 40), run_before=ask)
     gate.release(None)

@@ -7,7 +7,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import piagents
+from support import eventually
 
 HERE = Path(__file__).parent
 TMUX = shutil.which("tmux")
@@ -49,14 +49,18 @@ class Terminal:
         self.tmux("send-keys", "-l", text)
 
     def wait_for(self, predicate: Callable[[str], bool], what: str, timeout: float = 60) -> str:
-        deadline = time.monotonic() + timeout
         screen = ""
-        while time.monotonic() < deadline:
+
+        def shown() -> bool:
+            nonlocal screen
             screen = self.screen()
-            if predicate(screen):
-                return screen
-            time.sleep(0.1)
-        raise AssertionError(f"timed out waiting for {what}; the screen:\n{screen}")
+            return predicate(screen)
+
+        try:
+            eventually(shown, what, timeout=timeout)
+        except AssertionError as failed:
+            raise AssertionError(f"{failed}; the screen:\n{screen}") from None
+        return screen
 
     def close(self) -> None:
         self.tmux("kill-server")

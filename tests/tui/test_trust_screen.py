@@ -54,5 +54,5 @@ async def test_no_prompt_without_project_definitions_or_for_the_agents_face(home
         app = lead_app(home, work, script, api=api)
         async with app.run_test(size=(100, 30)) as pilot:
             await started(pilot)
-            await pilot.pause(0.2)
+            await pilot.pause()  # idle: whatever the app would do by itself is done
             assert not isinstance(app.screen, TrustScreen)

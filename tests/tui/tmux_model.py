@@ -25,5 +25,5 @@ async def route(call: ModelCall) -> str | Reply:
         spawn = {"action": "spawn", "name": "worker", "message": "Do the job."}
         return Reply(tool_calls=[ToolCall("agent", spawn)])
     while not os.path.exists("release"):
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.05)  # polling for the test's release file
     return "worker done"

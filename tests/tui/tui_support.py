@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 
 import piagents
+import support
 from piagents.ai.events import StreamEnd, StreamEvent, TextDelta, ThinkingDelta
 from piagents.ai.messages import AssistantMessage, TextContent, ThinkingContent
 from piagents.ai.provider import ModelRequest
@@ -35,25 +36,6 @@ class Script:
         return out
 
 
-class Gate:
-    """Agents block on their gate until released, and record that they started."""
-
-    def __init__(self) -> None:
-        self.started: list[str | None] = []
-        self.events: dict[str | None, asyncio.Event] = {}
-
-    def event(self, name):
-        return self.events.setdefault(name, asyncio.Event())
-
-    def release(self, name):
-        self.event(name).set()
-
-    async def handler(self, call):
-        self.started.append(call.agent_name)
-        await self.event(call.agent_name).wait()
-        return f"{call.agent_name} finished"
-
-
 class StreamingModel(FunctionModel):
     """The faux model, but answers stream as many deltas: `route` returns (kind, text)
     chunks; ("pause", seconds) sleeps and ("wait", event) waits for the test's event."""
@@ -68,7 +50,7 @@ class StreamingModel(FunctionModel):
         text, thinking = [], []
         for kind, chunk in chunks:
             if kind == "pause":
-                await asyncio.sleep(float(chunk))
+                await asyncio.sleep(float(chunk))  # the model's pace, not synchronisation
             elif kind == "wait":  # an asyncio.Event the test sets
                 await chunk.wait()
             elif kind == "thinking":
@@ -103,14 +85,9 @@ def make_app(home, work, model, clock=None, **agents_settings) -> PiAgentsApp:
     return PiAgentsApp(rt, lambda r: r.open_root(cwd=work), clock=clock)
 
 
-async def until(pilot, predicate, timeout: float = 20.0, what: str = "") -> None:
-    """Let the app run until `predicate()` holds (generous: CI machines are slow)."""
-    try:
-        async with asyncio.timeout(timeout):
-            while not predicate():
-                await pilot.pause(0.02)
-    except TimeoutError:
-        raise AssertionError(f"timed out waiting for {what or predicate}") from None
+async def until(pilot, predicate, timeout: float = support.TIMEOUT_S, what: str = "") -> None:
+    """`support.until` for an app: it renders (the pilot pauses) between the checks."""
+    await support.until(predicate, what or None, timeout=timeout, pause=lambda: pilot.pause(0.02))
 
 
 async def started(pilot) -> None:

@@ -80,7 +80,7 @@ class LeaseHolder:
     started: str = ""  # process start time, to tell a reused pid from the holder
 
 
-_UNSET: Any = object()
+UNSET: Any = object()  # `update_session`: this field is left as it is
 
 
 class Store(Protocol):
@@ -128,10 +128,10 @@ class Store(Protocol):
         self,
         session_id: str,
         *,
-        name: str | None = _UNSET,
-        model: str = _UNSET,
-        thinking: ThinkingLevel = _UNSET,
-        meta: dict[str, Any] = _UNSET,
+        name: str | None = UNSET,
+        model: str = UNSET,
+        thinking: ThinkingLevel = UNSET,
+        meta: dict[str, Any] = UNSET,
     ) -> SessionRecord: ...
 
     def append(self, session_id: str, entries: Sequence[Entry]) -> None: ...

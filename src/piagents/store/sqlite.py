@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from piagents.ai.models import ThinkingLevel
-from piagents.store.base import _UNSET, LeaseHolder
+from piagents.store.base import UNSET, LeaseHolder
 from piagents.store.records import (
     ContextItem,
     Entry,
@@ -118,10 +118,10 @@ class SQLiteStore:
         self,
         session_id: str,
         *,
-        name: str | None = _UNSET,
-        model: str = _UNSET,
-        thinking: ThinkingLevel = _UNSET,
-        meta: dict[str, Any] = _UNSET,
+        name: str | None = UNSET,
+        model: str = UNSET,
+        thinking: ThinkingLevel = UNSET,
+        meta: dict[str, Any] = UNSET,
     ) -> SessionRecord:
         return self._sessions.update(
             session_id, name=name, model=model, thinking=thinking, meta=meta

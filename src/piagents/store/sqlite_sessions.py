@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from piagents.ai.models import ThinkingLevel
-from piagents.store.base import _UNSET, SessionNotFound, StoreError
+from piagents.store.base import UNSET, SessionNotFound, StoreError
 from piagents.store.records import SessionRecord
 from piagents.store.sqlite_connection import Connection
 from piagents.store.sqlite_values import THINKING
@@ -139,18 +139,18 @@ class SessionTable:
         self,
         session_id: str,
         *,
-        name: str | None = _UNSET,
-        model: str = _UNSET,
-        thinking: ThinkingLevel = _UNSET,
-        meta: dict[str, Any] = _UNSET,
+        name: str | None = UNSET,
+        model: str = UNSET,
+        thinking: ThinkingLevel = UNSET,
+        meta: dict[str, Any] = UNSET,
     ) -> SessionRecord:
         sets: list[str] = []
         args: list[Any] = []
         for col, value in (("name", name), ("model", model), ("thinking", thinking)):
-            if value is not _UNSET:
+            if value is not UNSET:
                 sets.append(f"{col} = ?")
                 args.append(value)
-        if meta is not _UNSET:
+        if meta is not UNSET:
             sets.append("meta = ?")
             args.append(json.dumps(meta))
         with self.conn.tx() as db:

@@ -1,13 +1,13 @@
 import asyncio
 import os
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from piagents.harness.tools.base import ToolContext, ToolError, validation_error
 from piagents.harness.tools.bash import BashTool
+from support import eventually, until
 
 # Two background children whose pids land in files, then a wait on both.
 TWO_SLEEPS = "sleep 100 & echo $! > a.pid; sleep 100 & echo $! > b.pid; echo started; wait"
@@ -28,15 +28,6 @@ def alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-
-
-async def eventually(check: Callable[[], bool], within: float = 5.0) -> bool:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        await asyncio.sleep(0.02)
-    return check()
 
 
 def pids(workdir: Path) -> list[int]:
@@ -134,20 +125,21 @@ async def test_a_timeout_kills_the_whole_process_group_and_keeps_the_output(
     with pytest.raises(ToolError) as caught:
         await bash(ctx, TWO_SLEEPS, timeout=1)
     assert str(caught.value) == "started\n\nCommand timed out after 1 seconds"
-    assert await eventually(lambda: not any(alive(pid) for pid in pids(workdir)))
+    await until(lambda: not any(alive(pid) for pid in pids(workdir)), what="the sleeps to die")
 
 
 async def test_cancellation_kills_the_whole_process_group_quickly(
     ctx: ToolContext, workdir: Path
 ) -> None:
     task = asyncio.create_task(bash(ctx, TWO_SLEEPS))
-    assert await eventually(lambda: pid_files_written(workdir))
+    await until(lambda: pid_files_written(workdir), what="the pid files")
     started = time.monotonic()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     assert time.monotonic() - started < 2.0
-    assert await eventually(lambda: not any(alive(pid) for pid in pids(workdir)), within=1.0)
+    # quickly: the bound is the behaviour under test
+    await until(lambda: not any(alive(pid) for pid in pids(workdir)), what="the kill", timeout=1.0)
 
 
 async def test_children_that_ignore_sigterm_are_killed_after_the_grace(
@@ -155,11 +147,12 @@ async def test_children_that_ignore_sigterm_are_killed_after_the_grace(
 ) -> None:
     command = "trap '' TERM; " + TWO_SLEEPS
     task = asyncio.create_task(bash(ctx, command))
-    assert await eventually(lambda: pid_files_written(workdir))
+    await until(lambda: pid_files_written(workdir), what="the pid files")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert await eventually(lambda: not any(alive(pid) for pid in pids(workdir)), within=2.0)
+    # within the grace and a little: the bound is the behaviour under test
+    await until(lambda: not any(alive(pid) for pid in pids(workdir)), what="the kill", timeout=2.0)
 
 
 async def test_a_background_job_holding_the_output_does_not_block_the_result(
@@ -215,7 +208,7 @@ async def main():
     ctx = ToolContext(cwd=work, output_dir=work / "outputs")
     task = asyncio.create_task(BashTool().execute({"command": command}, ctx))
     while not (work / "pid").exists() or not (work / "pid").read_text().strip():
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0.01)  # polling for the command's pid file
     let_go(task)  # as an abandoned turn is: the program ends while the command runs
 
 asyncio.run(main())
@@ -236,10 +229,7 @@ def test_a_command_still_running_when_the_process_exits_is_killed(workdir: Path)
     assert done.returncode == 0, done.stderr
     pid = int((workdir / "pid").read_text())
     try:
-        deadline = time.monotonic() + 10
-        while alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert not alive(pid)
+        eventually(lambda: not alive(pid), what="the abandoned command to be killed")
     finally:
         if alive(pid):
             os.kill(pid, 9)

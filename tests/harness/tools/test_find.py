@@ -7,6 +7,7 @@ import pytest
 
 from piagents.harness.tools.base import ToolContext, ToolError, validation_error
 from piagents.harness.tools.find import FindTool, in_thread
+from support import until
 
 
 async def find(ctx: ToolContext, pattern: str, **args: object) -> str:
@@ -92,15 +93,16 @@ async def test_a_missing_path_or_a_file_path_is_an_error(ctx: ToolContext, workd
 
 
 async def test_cancelling_a_threaded_search_tells_the_thread_to_stop() -> None:
-    stopped = threading.Event()
+    began, stopped = threading.Event(), threading.Event()
 
     def work(stop: threading.Event) -> None:
+        began.set()
         while not stop.wait(0.01):
             pass
         stopped.set()
 
     task = asyncio.create_task(in_thread(work))
-    await asyncio.sleep(0.05)
+    await until(began.is_set, what="the search thread to start")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

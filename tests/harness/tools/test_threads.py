@@ -9,6 +9,7 @@ import pytest
 
 from piagents.harness.tools import threads
 from piagents.harness.tools.threads import DaemonPool, run_blocking
+from support import until
 
 
 async def test_calls_one_after_another_reuse_a_thread() -> None:
@@ -30,9 +31,14 @@ async def test_a_stuck_call_holds_up_no_other_and_errors_reach_the_caller() -> N
 
 
 async def test_a_cancelled_caller_stops_waiting_and_the_thread_finishes_on_its_own() -> None:
-    release = threading.Event()
-    call = asyncio.ensure_future(run_blocking(release.wait))
-    await asyncio.sleep(0)
+    entered, release = threading.Event(), threading.Event()
+
+    def hold() -> bool:
+        entered.set()
+        return release.wait()
+
+    call = asyncio.ensure_future(run_blocking(hold))
+    await until(entered.is_set, what="the call's thread to start")
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
         await call
