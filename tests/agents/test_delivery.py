@@ -1,8 +1,9 @@
 """Every message to an Agent goes through one delivery path, which says how it got there."""
 
-from agent_support import runtime, until
+from agent_support import runtime
 
 from piagents.agents import delivery
+from support import until
 
 
 def user_texts(call):
