@@ -203,7 +203,10 @@ async def test_messages_from_other_agents_show_their_senders_name_and_short_id(
         child = next(a for a in app.runtime.agents.values() if a.name == "w")
         short = app.runtime.coordinator.short_map(app.root.session.record)[child.id]
         await until(pilot, lambda: f"From w ({short})" in screen_text(app), what="the sender")
-        assert f"Agent w ({short}) completed." in screen_text(app)
+        # The notice's text is painted after its header: wait for it, not for a frame.
+        await until(
+            pilot, lambda: f"Agent w ({short}) completed." in screen_text(app), what="the notice"
+        )
 
 
 async def test_the_footer_shows_cwd_session_name_model_thinking_tokens_cost_and_context(
