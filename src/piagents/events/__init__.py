@@ -1,25 +1,46 @@
-"""The runtime's typed event stream: records, the hub front ends subscribe to, and
-the per-Agent state tracking that feeds it."""
+"""The runtime's typed event stream: what a front end shows, announced after the
+store has committed it, in commit order.
 
-from piagents.events.hub import EventHub, Subscription
-from piagents.events.records import (
-    AgentLoaded,
-    AgentLoopEvent,
-    AgentState,
-    AgentStateChanged,
-    AgentUnloaded,
-    ChangedElsewhere,
-    DefinitionsChanged,
-    EventsLost,
-    GenerationChanged,
-    InputAccepted,
-    InputEnded,
-    ResultDelivered,
-    RuntimeEvent,
-    SettingsChanged,
-    SupervisionChanged,
-    event_to_json,
-)
+Its public names, each imported on first use from the module that defines it:
+
+- The records (`records`), one per `type` tag: `AgentLoaded`, `AgentUnloaded`,
+  `AgentStateChanged` (with `AgentState`), `InputAccepted`, `InputEnded`,
+  `ResultDelivered`, `GenerationChanged`, `SupervisionChanged`, `ChangedElsewhere`,
+  `SettingsChanged`, `DefinitionsChanged`, `AgentLoopEvent` (a turn's own events)
+  and `EventsLost`; `RuntimeEvent` is their union, and `event_to_json` the one JSON
+  object `--mode json` prints for each.
+- `EventHub`, `Subscription` (`hub`): one runtime's stream, its callbacks and
+  bounded async subscriptions (what `Runtime.subscribe` and `Runtime.events` give).
+
+The runtime wires the rest: `states` computes the Agents' states that changed, and
+`store` wraps the store so that each commit is announced once it returned.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from piagents.events.hub import EventHub, Subscription
+    from piagents.events.records import (
+        AgentLoaded,
+        AgentLoopEvent,
+        AgentState,
+        AgentStateChanged,
+        AgentUnloaded,
+        ChangedElsewhere,
+        DefinitionsChanged,
+        EventsLost,
+        GenerationChanged,
+        InputAccepted,
+        InputEnded,
+        ResultDelivered,
+        RuntimeEvent,
+        SettingsChanged,
+        SupervisionChanged,
+        event_to_json,
+    )
 
 __all__ = [
     "AgentLoaded",
@@ -41,3 +62,12 @@ __all__ = [
     "SupervisionChanged",
     "event_to_json",
 ]
+
+_HUB = ("EventHub", "Subscription")
+
+
+def __getattr__(name: str) -> Any:
+    # Imported on first use, so importing one module of the package imports no other.
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{'hub' if name in _HUB else 'records'}"), name)
