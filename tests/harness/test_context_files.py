@@ -94,3 +94,32 @@ def test_a_caller_changing_its_answer_does_not_change_the_cache(tmp_path: Path) 
     cache = ContextFileCache()
     cache.find(cwd, home).clear()
     assert cache.find(cwd, home) != []
+
+
+def test_a_symlinked_cwd_pointed_elsewhere_finds_the_files_there(tmp_path: Path) -> None:
+    root = tmp_path.resolve()
+    for name in ("one", "two"):
+        (root / name / "pkg").mkdir(parents=True)
+        (root / name / "AGENTS.md").write_text(f"{name} rules")
+    link = root / "link"
+    link.symlink_to(root / "one" / "pkg")
+    cache = ContextFileCache()
+    assert only_under(tmp_path, cache.find(link)) == [(root / "one" / "AGENTS.md", "one rules")]
+    link.unlink()
+    link.symlink_to(root / "two" / "pkg")
+    assert only_under(tmp_path, cache.find(link)) == [(root / "two" / "AGENTS.md", "two rules")]
+
+
+def test_a_directory_moved_under_another_parent_finds_that_parents_files(tmp_path: Path) -> None:
+    root = tmp_path.resolve()
+    (root / "a" / "pkg").mkdir(parents=True)
+    (root / "b").mkdir()
+    (root / "b" / "AGENTS.md").write_text("b rules")
+    link = root / "link"
+    link.symlink_to(root / "a" / "pkg")
+    cache = ContextFileCache()
+    assert only_under(tmp_path, cache.find(link)) == []
+    (root / "a" / "pkg").rename(root / "b" / "pkg")  # the same directory, elsewhere
+    link.unlink()
+    link.symlink_to(root / "b" / "pkg")
+    assert only_under(tmp_path, cache.find(link)) == [(root / "b" / "AGENTS.md", "b rules")]
