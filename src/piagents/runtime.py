@@ -29,6 +29,7 @@ from piagents.events.records import ChangedElsewhere
 from piagents.events.states import StateTracker
 from piagents.events.store import publishing
 from piagents.extensions import load_extensions
+from piagents.harness.context_files import ContextFileCache
 from piagents.harness.session import Session
 from piagents.harness.system_prompt import prompt_for_cwd
 from piagents.harness.tools import builtin_tools
@@ -54,9 +55,8 @@ async def _contained(work: Coroutine[Any, Any, object], what: str) -> None:
 
 
 class Runtime:
-    """Owns the store, the providers and every loaded Agent of one home.
-
-    Use as `async with Runtime(...) as rt:`; closing takes its Agents offline.
+    """Owns the store, the providers and every loaded Agent of one home. Use as
+    `async with Runtime(...) as rt:`; closing takes its Agents offline.
     `wait_clock` times the `agent` tool's waits (tests pass one that needs no real time).
     """
 
@@ -96,8 +96,8 @@ class Runtime:
         self._thinking_given = thinking
         self.providers = ProviderRegistry(self.settings, function_model)
         self.tool_names = tools
-        self.custom_system_prompt = system_prompt
-        self.append_system_prompt = append_system_prompt
+        self.custom_system_prompt, self.append_system_prompt = system_prompt, append_system_prompt
+        self.context_files = ContextFileCache()  # read once per directory while unchanged
         self._store = store
         self._tg: asyncio.TaskGroup | None = None
         self.holder: LeaseHolder | None = None
@@ -380,6 +380,7 @@ class Runtime:
             self.home,
             custom=self.custom_system_prompt,
             append=self.append_system_prompt,
+            find=self.context_files.find,
         )
         face = self.supervisor.face(session.record)
         if face == "managed":

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -153,14 +153,15 @@ def prompt_for_cwd(
     *,
     custom: str | None = None,
     append: str | None = None,
+    find: Callable[[Path, Path | None], list[tuple[Path, str]]] = find_context_files,
 ) -> str:
     """The system prompt of an Agent working in `cwd` now, with the context files
-    found there (none when `cwd` is gone)."""
+    `find` finds there (none when `cwd` is gone)."""
     return build_system_prompt(
         tools=tools,
         cwd=cwd,
         now=datetime.now().astimezone(),
-        context_files=find_context_files(cwd, home) if cwd.exists() else [],
+        context_files=find(cwd, home) if cwd.exists() else [],
         custom=custom,
         append=append,
     )

@@ -24,6 +24,7 @@ from piagents.store.records import (
     SearchHit,
     SessionRecord,
 )
+from piagents.store.sqlite_checkpoint import Checkpointer
 from piagents.store.sqlite_connection import Connection
 from piagents.store.sqlite_entries import EntryLog
 from piagents.store.sqlite_entries import entry_rows as _entry_rows
@@ -71,7 +72,10 @@ class SQLiteStore:
             max_bytes=max_bytes,
             read_only=read_only,
         )
-        self._conn = conn = Connection(self.path, db, busy_timeout=busy_timeout)
+        checkpoints = None if read_only else Checkpointer(self.path, db)  # off the commit path
+        self._conn = conn = Connection(
+            self.path, db, busy_timeout=busy_timeout, checkpointer=checkpoints
+        )
         self._sessions = SessionTable(conn)
         self._entries = EntryLog(conn)
         self._inputs = InputTable(conn)

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from piagents.store import sqlite_errors
 from piagents.store.base import StoreError
+from piagents.store.sqlite_checkpoint import Checkpointer
 
 T = TypeVar("T")
 
@@ -20,10 +21,18 @@ T = TypeVar("T")
 class Connection:
     """An open database at `path`, used by one thread at a time."""
 
-    def __init__(self, path: Path, db: sqlite3.Connection, *, busy_timeout: float) -> None:
+    def __init__(
+        self,
+        path: Path,
+        db: sqlite3.Connection,
+        *,
+        busy_timeout: float,
+        checkpointer: Checkpointer | None = None,
+    ) -> None:
         self.path = path
         self.db = db
         self.busy_timeout = busy_timeout
+        self.checkpointer = checkpointer
         self._lock = threading.RLock()
 
     def error(self, exc: sqlite3.Error) -> StoreError:
@@ -51,6 +60,9 @@ class Connection:
             except BaseException:
                 self._roll_back()
                 raise
+            if self.checkpointer is not None:
+                with contextlib.suppress(sqlite3.Error):  # committed: a checkpoint can wait
+                    self.checkpointer.committed()
 
     def fetch(self, sql: str, args: Sequence[Any]) -> list[Any]:
         return self.read(lambda db: db.execute(sql, args).fetchall())
@@ -63,5 +75,7 @@ class Connection:
                 raise self.error(exc) from exc
 
     def close(self) -> None:
+        if self.checkpointer is not None:
+            self.checkpointer.close()
         with self._lock, contextlib.suppress(sqlite3.Error):
             self.db.close()

@@ -12,6 +12,7 @@ import jsonschema
 
 from piagents.ai.messages import ImageContent
 from piagents.ai.provider import ToolSpec
+from piagents.harness.tools.quick_check import QuickPlan, quick_plan, surely_valid
 
 
 class ToolError(Exception):
@@ -53,16 +54,21 @@ def spec_of(tool: Tool) -> ToolSpec:
     return ToolSpec(tool.name, tool.description, tool.parameters)
 
 
-_validators: dict[int, tuple[dict[str, Any], jsonschema.Draft202012Validator]] = {}
+_validators: dict[
+    int, tuple[dict[str, Any], jsonschema.Draft202012Validator, QuickPlan | None]
+] = {}
 
 
-def _validator(schema: dict[str, Any]) -> jsonschema.Draft202012Validator:
-    """One compiled validator per schema object (tools keep theirs for life)."""
+def _validator(
+    schema: dict[str, Any],
+) -> tuple[jsonschema.Draft202012Validator, QuickPlan | None]:
+    """One compiled validator, and its quick checks, per schema object (tools keep
+    theirs for life)."""
     hit = _validators.get(id(schema))
     if hit is None or hit[0] is not schema:
-        hit = (schema, jsonschema.Draft202012Validator(schema))
+        hit = (schema, jsonschema.Draft202012Validator(schema), quick_plan(schema))
         _validators[id(schema)] = hit
-    return hit[1]
+    return hit[1], hit[2]
 
 
 def validation_error(tool: Tool, args: Any) -> str | None:
@@ -74,7 +80,10 @@ def validation_error(tool: Tool, args: Any) -> str | None:
         return None
     if not isinstance(args, dict):
         return f"Invalid arguments for {tool.name}: expected an object, got {type(args).__name__}."
-    error = jsonschema.exceptions.best_match(_validator(tool.parameters).iter_errors(args))
+    validator, plan = _validator(tool.parameters)
+    if plan is not None and surely_valid(plan, args):
+        return None
+    error = jsonschema.exceptions.best_match(validator.iter_errors(args))
     if error is None:
         return None
     where = ".".join(str(p) for p in error.absolute_path)

@@ -1,0 +1,84 @@
+"""The project context files of a directory, remembered while none of them changes.
+
+Every Agent's system prompt includes the instruction files that apply in its working
+directory (`system_prompt.find_context_files`). A tree of thousands of Agents in one
+directory would read the same files thousands of times; `ContextFileCache` reads them
+once per (cwd, home) and again as soon as any file that could count has changed: it
+compares the status (inode, size, modification and change times, type) of every
+candidate path, present or not, before it answers, so an edited, added, removed or
+replaced `AGENTS.md` is read fresh.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from piagents.harness.system_prompt import CONTEXT_FILE_NAMES, find_context_files
+
+ContextFiles = list[tuple[Path, str]]
+Stamp = tuple[int, int, int, int, int, int] | None
+
+# Working directories remembered at most; a runtime uses a handful.
+MAX_DIRECTORIES = 64
+
+
+def _stamp(path: str) -> Stamp:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _candidates(cwd: Path, home: Path | None) -> list[str]:
+    """Every path `find_context_files(cwd, home)` may read, in its order."""
+    paths: list[str] = []
+    if home is not None:
+        paths.append(os.path.join(os.path.realpath(home), "AGENTS.md"))
+    directory = os.path.realpath(cwd)
+    chain = [directory]
+    while True:
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        chain.append(parent)
+        directory = parent
+    for each in reversed(chain):
+        paths.extend(os.path.join(each, name) for name in CONTEXT_FILE_NAMES)
+    return paths
+
+
+def signature(cwd: Path, home: Path | None) -> tuple[tuple[str, Stamp], ...]:
+    """What the answer for (cwd, home) depends on: each candidate path and its status."""
+    return tuple((path, _stamp(path)) for path in _candidates(cwd, home))
+
+
+class ContextFileCache:
+    """`find_context_files`, answered from memory while its files are unchanged."""
+
+    def __init__(
+        self,
+        find: Callable[[Path, Path | None], ContextFiles] = find_context_files,
+        *,
+        max_directories: int = MAX_DIRECTORIES,
+    ) -> None:
+        self._find = find
+        self._max = max_directories
+        self._known: dict[tuple[str, str | None], tuple[object, ContextFiles]] = {}
+
+    def find(self, cwd: Path, home: Path | None = None) -> ContextFiles:
+        key = (str(cwd), None if home is None else str(home))
+        # Taken before reading: a file changed while it is read has another stamp
+        # next time, so it is read again then.
+        stamps = signature(cwd, home)
+        known = self._known.get(key)
+        if known is not None and known[0] == stamps:
+            return list(known[1])
+        found = self._find(cwd, home)
+        self._known.pop(key, None)
+        if len(self._known) >= self._max:
+            self._known.pop(next(iter(self._known)))
+        self._known[key] = (stamps, list(found))
+        return found
