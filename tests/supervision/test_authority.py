@@ -124,6 +124,35 @@ async def test_a_delegating_agent_cannot_fork_its_lead_or_continue_the_leads_age
     )
 
 
+async def test_an_agent_may_be_continued_the_moment_its_result_is_recorded(
+    rt: Any, work: Path
+) -> None:
+    """The lead may read the result and continue at once, while the agent of the ended
+    generation is still going offline: the continue waits for it instead of answering
+    `agent_busy`."""
+    from piagents.events import GenerationChanged
+
+    lead = await rt.open_root(cwd=work, agent_api="supervision")
+    continued: list[asyncio.Task[Any]] = []
+
+    def on_event(event: Any) -> None:
+        # Called inside the commit of the generation's end, before its agent is taken
+        # offline: a continue started now meets the agent still loaded.
+        ended = isinstance(event, GenerationChanged) and event.state == "ended"
+        if ended and event.label == "s1" and not continued:
+            assert event.session_id in rt.agents
+            again = call(lead, action="continue", session=event.session_id, task="more")
+            continued.append(asyncio.ensure_future(again))
+
+    rt.subscribe(on_event)
+    res = await call(lead, action="delegate", definition="scout", task="look", label="s1")
+    assert not res.is_error, res.text
+    await until(lambda: continued, "the generation to end")
+    again = await continued[0]
+    assert not again.is_error, again.text
+    assert again.details["session"] == res.details["session"]
+
+
 async def test_a_delegating_agent_may_fork_itself_and_continue_its_own_agent(
     rt: Any, work: Path, script: Script
 ) -> None:

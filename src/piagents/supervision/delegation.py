@@ -101,6 +101,8 @@ async def continue_(sup: Supervising, caller: AgentHandle, req: ContinueRequest)
             error_texts.retired_not_continuable(record.id),
             next_action=error_texts.NEXT_DELEGATE_FRESH,
         )
+    # Its last generation's result may be read before that agent is offline: let it go.
+    await sup.generations.offline(record.id)
     if sup.ports.agents.get(record.id) is not None or sup.ports.store().generations(
         session_id=record.id, live=True
     ):

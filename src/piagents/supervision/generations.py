@@ -53,6 +53,8 @@ class Generations:
         self.closing = False
         # In a `pi-agents worker` process: its link to the lead (see `worker`).
         self.worker: ControlReceiver | None = None
+        # Agents of ended generations on their way offline, by session id: set once gone.
+        self._going: dict[str, asyncio.Event] = {}
 
     def changed(self) -> None:
         for listener in list(self.listeners):
@@ -219,14 +221,33 @@ class Generations:
         if ended:
             self.deliver(gen.owner_id)
         if not self.ports.closing():
-            self.ports.background(self._take_offline(live.agent), "taking an agent offline")
+            gone = self._going.setdefault(live.agent.id, asyncio.Event())
+            self.ports.background(self._take_offline(live.agent, gone), "taking an agent offline")
         self.changed()
         return ended
 
-    async def _take_offline(self, agent: AgentHandle) -> None:
-        await asyncio.sleep(0)
-        if agent.id in self.ports.agents:
-            await self.ports.unload(agent, self.ports.settings().agents.abort_timeout_ms / 1000)
+    async def _take_offline(self, agent: AgentHandle, gone: asyncio.Event) -> None:
+        try:
+            await asyncio.sleep(0)
+            if agent.id in self.ports.agents:
+                await self.ports.unload(agent, self._abort_timeout())
+        finally:
+            gone.set()
+            if self._going.get(agent.id) is gone:
+                del self._going[agent.id]
+
+    def _abort_timeout(self) -> float:
+        return self.ports.settings().agents.abort_timeout_ms / 1000
+
+    async def offline(self, session_id: str) -> None:
+        """Wait until the agent of `session_id`'s ended generation has gone offline, as it
+        does right after its result (bounded: an agent that does not stop is abandoned
+        within the abort timeout). Returns at once when none is on its way."""
+        gone = self._going.get(session_id)
+        if gone is not None:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self._abort_timeout() + 1):
+                    await gone.wait()
 
     def _mark_retired(self, session_id: str) -> None:
         store = self.ports.store()
