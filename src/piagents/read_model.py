@@ -294,4 +294,4 @@ class ReadModel:
         the runtime holding it gets it)."""
         record = self._store().get_session(agent_id)
         if record is not None:
-            await self._coordinator.deliver(None, record, text, "followUp")
+            await self._coordinator.delivery.deliver(None, record, text, "followUp")

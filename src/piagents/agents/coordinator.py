@@ -261,24 +261,6 @@ class Coordinator:
         text = rendered if isinstance(rendered, str) else inp.text
         return UserMessage((TextContent(text), *inp.images))
 
-    async def deliver(
-        self,
-        sender: Agent | None,
-        recipient: SessionRecord,
-        text: str,
-        delivery: InputDelivery,
-    ) -> Accepted:
-        """Accept a message for `recipient`, wherever it is (see `Delivery.deliver`)."""
-        return await self.delivery.deliver(sender, recipient, text, delivery)
-
-    def drain(self) -> None:
-        """Take inputs left in the store for Agents loaded here (see `Delivery.drain`)."""
-        self.delivery.drain()
-
-    async def reach(self, recipient: SessionRecord) -> None:
-        """Get messages waiting in the store to `recipient` (see `Delivery.reach`)."""
-        await self.delivery.reach(recipient)
-
     def submit_stored(self, recipient: Agent, stored: InputRecord) -> Accepted:
         """Hand an input already recorded in the store to an Agent loaded here."""
         return self._submit(recipient, stored)

@@ -131,14 +131,14 @@ class Operations:
             shown = []
             for r in records:
                 try:
-                    await self.c.deliver(caller, r, message, "write")
+                    await self.c.delivery.deliver(caller, r, message, "write")
                 except AgentCallError as exc:
                     return error(str(exc))
                 shown.append(self.c.shown(r, me))
             return ToolResult(texts.write_accepted(shown), {"ids": [r.id for r in records]})
         record = records[0]
         try:
-            accepted = await self.c.deliver(caller, record, message, delivery)
+            accepted = await self.c.delivery.deliver(caller, record, message, delivery)
         except AgentCallError as exc:
             return error(str(exc))
         shown1 = self.c.shown(record, me)
