@@ -62,7 +62,7 @@ class Host(Protocol):
 
     async def wake(self, record: SessionRecord) -> Agent: ...
 
-    async def create_owned(
+    def create_owned(
         self, owner: Agent, *, name: str, cwd: str, model: str, thinking: ThinkingLevel, fork: bool
     ) -> Agent: ...
 

@@ -410,7 +410,7 @@ class Runtime:
         self.providers.resolve(ModelRef.parse(session.record.model))
         return self._load(session)
 
-    async def create_owned(
+    def create_owned(
         self, owner: Agent, *, name: str, cwd: str, model: str, thinking: ThinkingLevel, fork: bool
     ) -> Agent:
         """A new Agent owned by `owner`, in its tree, running in this runtime."""

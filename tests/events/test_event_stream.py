@@ -171,3 +171,30 @@ async def test_an_event_published_from_another_thread_is_delivered_on_the_loops(
     async with asyncio.timeout(5):
         await anext(stream)
     assert threads == [threading.get_ident()] * 3
+
+
+async def test_a_spawn_whose_commit_fails_announces_nothing_and_leaves_nothing(
+    home, work, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """The child and its first input are one commit: when it fails, neither is stored,
+    and no event announces either (what was published inside is dropped)."""
+    from piagents.store.base import StoreError
+
+    seen: list[RuntimeEvent] = []
+    async with piagents.Runtime(home=home, model=FunctionModel(lambda call: "hi")) as rt:
+        root = await rt.open_root(cwd=work)
+        inner = rt.store.inner  # type: ignore[attr-defined]
+
+        def refuse(record):  # type: ignore[no-untyped-def]
+            raise StoreError("disk full")
+
+        monkeypatch.setattr(inner, "add_input", refuse)
+        unsubscribe = rt.subscribe(seen.append)
+        res = await root.call_tool("agent", {"action": "spawn", "name": "w", "message": "hi"})
+        unsubscribe()
+        assert res.is_error and res.text == "disk full"
+        assert rt.store.list_sessions(owner_id=root.id) == []
+        assert not [e for e in seen if isinstance(e, AgentLoaded | InputAccepted)]
+        monkeypatch.undo()
+        again = await root.call_tool("agent", {"action": "spawn", "name": "w", "message": "hi"})
+        assert not again.is_error, again.text  # the name is free again

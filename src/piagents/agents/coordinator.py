@@ -292,6 +292,30 @@ class Coordinator:
         `has_result=False` keeps an owner's input from giving a Pi Agents result (the
         supervision face reports its generations' results itself); `plain` delivers the
         text as it is, without the sender header."""
+        stored = self.record(
+            sender,
+            recipient,
+            text,
+            delivery,
+            notification=notification,
+            has_result=has_result,
+            plain=plain,
+        )
+        return self._submit(recipient, stored)
+
+    def record(
+        self,
+        sender: Agent | None,
+        recipient: Agent,
+        text: str,
+        delivery: InputDelivery,
+        *,
+        notification: bool = False,
+        has_result: bool | None = None,
+        plain: bool = False,
+    ) -> InputRecord:
+        """The first half of `accept`: check and record the message; `submit_stored`
+        hands it to the loop once it is committed."""
         record = recipient.session.record
         marks = self.marks.setdefault(recipient.id, AgentMarks())
         sender_rec = sender.session.record if sender is not None else None
@@ -306,10 +330,9 @@ class Coordinator:
             raise AgentCallError(texts.input_rejected(tree.outstanding))
         if has_result is None:
             has_result = kind == "input" and from_owner
-        stored = self.delivery.message(
+        return self.delivery.message(
             tree.root_id, record, sender_rec, kind, delivery, text, has_result, plain=plain
         )
-        return self._submit(recipient, stored)
 
     def _submit(self, recipient: Agent, stored: InputRecord) -> Accepted:
         record = recipient.session.record

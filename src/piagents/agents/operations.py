@@ -91,19 +91,24 @@ class Operations:
             return error(texts.invalid(f"model {model!r}: {exc}"))
         thinking = args.get("thinkingLevel") or ref.thinking or caller.loop.thinking
         parse_thinking_level(thinking)
-        child = await self.ports.loader.create_owned(
-            caller,
-            name=name,
-            cwd=str(cwd),
-            model=str(ref),
-            thinking=thinking,
-            fork=args.get("context") == "fork",
-        )
+        child: Agent | None = None
         try:
-            accepted = self.c.accept(caller, child, message, "followUp")
-        except (AgentCallError, StoreError) as exc:  # nothing half-made stays behind
-            await self.ports.loader.discard_owned(child)
+            with self.ports.store().batch():  # the child and its first input: one commit
+                child = self.ports.loader.create_owned(
+                    caller,
+                    name=name,
+                    cwd=str(cwd),
+                    model=str(ref),
+                    thinking=thinking,
+                    fork=args.get("context") == "fork",
+                )
+                stored = self.c.record(caller, child, message, "followUp")
+        except (AgentCallError, StoreError) as exc:
+            if child is None:
+                raise
+            await self.ports.loader.discard_owned(child)  # nothing half-made stays behind
             return error(str(exc))
+        accepted = self.c.submit_stored(child, stored)
         shown = self.c.shown(child.session.record, me)
         text = texts.spawned(shown, self.c.max_concurrent if accepted.queued else None)
         return ToolResult(text, {"id": child.id, "name": name, "queued": accepted.queued})

@@ -34,10 +34,11 @@ class AgentLoader(Protocol):
         """Load an Agent that is not loaded here, for an input sent to it."""
         ...
 
-    async def create_owned(
+    def create_owned(
         self, owner: Agent, *, name: str, cwd: str, model: str, thinking: ThinkingLevel, fork: bool
     ) -> Agent:
-        """A new Agent owned by `owner`, in its tree, running in this runtime."""
+        """A new Agent owned by `owner`, in its tree, running in this runtime (without
+        awaiting: a spawn makes it inside the store batch of its first input)."""
         ...
 
     async def discard_owned(self, agent: Agent) -> None:

@@ -14,7 +14,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
 
 from piagents.events.records import AgentLoopEvent, EventsLost, RuntimeEvent
 from piagents.harness.events import LoopEvent
@@ -85,6 +86,7 @@ class EventHub:
         self._subscriptions: list[Subscription] = []
         self._followers: dict[str, list[Callable[[LoopEvent], None]]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None  # where events are delivered
+        self._held: list[RuntimeEvent] | None = None  # published inside `held()`
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call `listener` with every event from now on; returns what unsubscribes it."""
@@ -121,7 +123,26 @@ class EventHub:
             if loop is not None and not loop.is_closed():
                 loop.call_soon_threadsafe(self._deliver, event)
                 return
+        if self._held is not None:
+            self._held.append(event)
+            return
         self._deliver(event)
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Events published inside are delivered when it ends, in order, or dropped when
+        it raises: around a store batch, which commits (or undoes) them all at once."""
+        if self._held is not None:  # inside another: that one delivers them
+            yield
+            return
+        held: list[RuntimeEvent] = []
+        self._held = held
+        try:
+            yield
+        finally:
+            self._held = None
+        for event in held:
+            self._deliver(event)
 
     def _deliver(self, event: RuntimeEvent) -> None:
         for listener in list(self._listeners):

@@ -4,7 +4,8 @@ transaction returned, so no subscriber hears of anything the store might still l
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, cast
 
 from piagents.events.hub import EventHub
@@ -22,6 +23,12 @@ class PublishingStore:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """The inner store's batch; its events are delivered once it committed."""
+        with self._hub.held(), self.inner.batch():
+            yield
 
     def add_input(self, record: InputRecord) -> InputRecord:
         stored = self.inner.add_input(record)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -92,6 +93,13 @@ class Store(Protocol):
     """
 
     location: str
+
+    def batch(self) -> AbstractContextManager[None]:
+        """The calls made inside, on this thread, as one transaction: all committed when
+        it ends, or none when it raises. A call that fails inside undoes only itself
+        and raises as usual. Nothing may await inside: another task's calls would
+        join it."""
+        ...
 
     def create_session(self, record: SessionRecord) -> None: ...
 

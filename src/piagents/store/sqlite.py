@@ -8,7 +8,8 @@ sessions, entries, inputs, search, leases and generations (`sqlite_*`).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +88,11 @@ class SQLiteStore:
     def _db(self) -> sqlite3.Connection:
         """The connection itself, for tests and benchmarks that look inside."""
         return self._conn.db
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        with self._conn.tx():
+            yield
 
     # ---- sessions ----------------------------------------------------------
 

@@ -34,6 +34,7 @@ class Connection:
         self.busy_timeout = busy_timeout
         self.checkpointer = checkpointer
         self._lock = threading.RLock()
+        self._depth = 0  # transactions open on the thread holding the lock
 
     def error(self, exc: sqlite3.Error) -> StoreError:
         return sqlite_errors.translate(self.path, exc, waited=self.busy_timeout)
@@ -45,12 +46,20 @@ class Connection:
 
     @contextmanager
     def tx(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction; any SQLite error in it is the store's own, typed."""
+        """One write transaction; any SQLite error in it is the store's own, typed.
+
+        Inside another one (on the same thread) it is a savepoint of that one: its
+        failure undoes only itself, and it is committed when the outer one is."""
         with self._lock:
+            if self._depth:
+                with self._savepoint():
+                    yield self.db
+                return
             try:
                 self.db.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
                 raise self.error(exc) from exc
+            self._depth = 1
             try:
                 yield self.db
                 self.db.execute("COMMIT")
@@ -60,9 +69,32 @@ class Connection:
             except BaseException:
                 self._roll_back()
                 raise
+            finally:
+                self._depth = 0
             if self.checkpointer is not None:
                 with contextlib.suppress(sqlite3.Error):  # committed: a checkpoint can wait
                     self.checkpointer.committed()
+
+    @contextmanager
+    def _savepoint(self) -> Iterator[None]:
+        name = f"inner{self._depth}"
+        try:
+            self.db.execute(f"SAVEPOINT {name}")
+        except sqlite3.Error as exc:
+            raise self.error(exc) from exc
+        self._depth += 1
+        try:
+            yield
+            self.db.execute(f"RELEASE {name}")
+        except BaseException as exc:
+            with contextlib.suppress(sqlite3.Error):
+                self.db.execute(f"ROLLBACK TO {name}")
+                self.db.execute(f"RELEASE {name}")
+            if isinstance(exc, sqlite3.Error):
+                raise self.error(exc) from exc
+            raise
+        finally:
+            self._depth -= 1
 
     def fetch(self, sql: str, args: Sequence[Any]) -> list[Any]:
         return self.read(lambda db: db.execute(sql, args).fetchall())
