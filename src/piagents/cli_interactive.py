@@ -7,6 +7,7 @@ import sys
 
 from piagents.agent import Agent
 from piagents.cli_session import EXIT_USAGE, CliError, home_of, open_session
+from piagents.hosting import RuntimeHost
 from piagents.runtime import Runtime
 from piagents.tui.launch import run_app
 
@@ -47,4 +48,5 @@ async def run_interactive(args: argparse.Namespace) -> int:
             raise ValueError(str(exc)) from exc
         return root
 
-    return await run_app(runtime, open_root)
+    # The host opens the runtime and the root, and closes them; the app shows the root.
+    return await run_app(RuntimeHost(runtime, open_root))

@@ -27,7 +27,7 @@ from piagents.events.hub import EventHub
 from piagents.events.states import StateTracker
 from piagents.harness.session import Session
 from piagents.harness.tools.base import Tool
-from piagents.read_model import ReadModel
+from piagents.read_model import ReadModel, SettingsPort
 from piagents.store.base import LeaseHolder, Store
 from piagents.store.records import GenerationPlacement, SessionRecord
 from piagents.supervision.ports import AgentHandle, Coordination, Delivering, SupervisionPorts
@@ -49,6 +49,9 @@ class Host(Protocol):
 
     @property
     def store(self) -> Store: ...
+
+    @property
+    def warnings(self) -> tuple[str, ...]: ...
 
     def background(self, work: Coroutine[Any, Any, object], what: str) -> None: ...
 
@@ -139,6 +142,10 @@ def compose(
             publish=hub.publish,
         )
     )
+
+    def replace_settings(settings: Settings) -> None:  # a front end changed one
+        host.settings = settings
+
     read_model = ReadModel(
         host.agents,
         states,
@@ -147,5 +154,7 @@ def compose(
         supervisor,
         host.providers,
         hub,
+        home=host.home,
+        settings=SettingsPort(lambda: host.settings, replace_settings, lambda: host.warnings),
     )
     return Parts(coordinator, delivery, operations, supervisor, read_model)

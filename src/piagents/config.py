@@ -294,6 +294,14 @@ def parse_settings(raw: Mapping[str, Any], source: str = "settings") -> Settings
     )
 
 
+# The `pi-agents` settings a front end may change while the runtime runs: their key in
+# the settings file and their field in AgentsSettings.
+LIVE_AGENTS_FIELDS = {
+    "contextRetirement": "context_retirement",
+    "inlineAttachmentLimitBytes": "inline_attachment_limit_bytes",
+    "mailboxPayloadLimitBytes": "mailbox_payload_limit_bytes",
+}
+
 AGENTS_KEYS = {
     "maxConcurrent",
     "maxOutstanding",

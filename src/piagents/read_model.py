@@ -3,33 +3,54 @@ and a lead's managed agents, plus the few requests a user makes. Fed by the same
 state the event stream announces; front ends subscribe to events and read here.
 
 The runtime builds one (`Runtime.read_model`) from its collaborators; nothing here
-is a copy that could go stale: every call reads the runtime's state of now.
+is a copy that could go stale: every call reads the runtime's state of now. What a
+user changes here (a `pi-agents` setting, a definition's global override) is used
+from then on and announced on the event stream.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from piagents.agents.coordinator import AgentCallError
-from piagents.ai.models import ModelRef
+from piagents.ai.models import ModelRef, ThinkingLevel
 from piagents.ai.registry import ProviderRegistry
+from piagents.config import LIVE_AGENTS_FIELDS, AgentsSettings, Settings
 from piagents.events.hub import EventHub, Listener
+from piagents.events.records import DefinitionsChanged, SettingsChanged
 from piagents.events.states import StateTracker
+from piagents.export import export_jsonl
 from piagents.harness.events import Input, LoopEvent, Phase
 from piagents.store.base import Store
 from piagents.store.records import Entry, GenerationRecord, InputDelivery, SessionRecord
-from piagents.supervision.definitions import Roster
+from piagents.supervision.definitions import (
+    AgentDefinition,
+    DefinitionReport,
+    Roster,
+    survey,
+    write_global_override,
+)
 from piagents.supervision.errors import SupervisionError
+from piagents.supervision.trust import TrustError, is_trusted
 
 if TYPE_CHECKING:
     from piagents.agent import Agent
     from piagents.agents.coordinator import Accepted, Coordinator
     from piagents.supervision.supervisor import Supervisor
 
-__all__ = ["AgentCallError", "ManagedAgent", "ReadModel", "RosterEntry", "TreeSnapshot"]
+__all__ = [
+    "AgentCallError",
+    "DefinitionSurvey",
+    "ManagedAgent",
+    "ReadModel",
+    "RootSessions",
+    "RosterEntry",
+    "TreeSnapshot",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +92,33 @@ class ManagedAgent:
     context_window: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class RootSessions:
+    """Saved root sessions, newest first, each with the text of its latest request
+    (those with none are not in `latest_requests`)."""
+
+    records: tuple[SessionRecord, ...]
+    latest_requests: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class DefinitionSurvey:
+    """What discovery finds for a lead working in a directory (it never raises), and why
+    no project is trusted when the trust file cannot be read."""
+
+    report: DefinitionReport
+    trust_error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SettingsPort:
+    """The settings a runtime uses now, and how a front end's change replaces them."""
+
+    current: Callable[[], Settings]
+    replace: Callable[[Settings], None]
+    warnings: Callable[[], tuple[str, ...]]  # settings and extension problems
+
+
 class ReadModel:
     """Reads for front ends, and the requests their users make."""
 
@@ -83,6 +131,9 @@ class ReadModel:
         supervisor: Supervisor,
         providers: ProviderRegistry,
         hub: EventHub,
+        *,
+        home: Path,
+        settings: SettingsPort,
     ) -> None:
         self._agents = agents
         self._states = states
@@ -91,6 +142,13 @@ class ReadModel:
         self._supervisor = supervisor
         self._providers = providers
         self._hub = hub
+        self._home = home
+        self._settings = settings
+
+    @property
+    def home(self) -> Path:
+        """The runtime's home: its settings file and the global agent definitions."""
+        return self._home
 
     # ---- events -----------------------------------------------------------------------
 
@@ -188,6 +246,43 @@ class ReadModel:
         """An Agent's committed entries, all or those after the entry `after`."""
         return self._store().entries(agent_id, after=after)
 
+    def root_sessions(self, *, exclude: str | None = None) -> RootSessions:
+        """Every saved root session but `exclude` (the one shown), newest first."""
+        store = self._store()
+        records = tuple(s for s in store.list_sessions(roots_only=True) if s.id != exclude)
+        requests = store.latest_requests([s.id for s in records])
+        return RootSessions(records, {sid: text for sid, (_, text) in requests.items()})
+
+    def export(self, session_id: str, path: Path) -> int:
+        """Write a session as Pi-style JSONL to `path` (`piagents.export`); the number of
+        entries written. Raises OSError or StoreError."""
+        with path.open("w", encoding="utf-8") as out:
+            return export_jsonl(self._store(), session_id, out)
+
+    # ---- settings ----------------------------------------------------------------------
+
+    def warnings(self) -> tuple[str, ...]:
+        """Problems with settings and extensions: the defaults are used, or the extension
+        is not."""
+        return self._settings.warnings()
+
+    def agents_settings(self) -> AgentsSettings:
+        """The `pi-agents` settings in use now."""
+        return self._settings.current().agents
+
+    def use_agents_setting(self, key: str, value: object) -> None:
+        """Use `value` for the `pi-agents` setting `key` (as the settings file names it,
+        one of `config.LIVE_AGENTS_FIELDS`) from now on, and announce it (SettingsChanged).
+        Writing the settings file is the caller's."""
+        field = LIVE_AGENTS_FIELDS.get(key)
+        if field is None:
+            raise ValueError(f"pi-agents.{key} cannot be changed while the runtime runs")
+        settings = self._settings.current()
+        changes: dict[str, Any] = {field: value}
+        agents = dataclasses.replace(settings.agents, **changes)
+        self._settings.replace(dataclasses.replace(settings, agents=agents))
+        self._hub.publish(SettingsChanged(key, value))
+
     # ---- supervision -----------------------------------------------------------------
 
     def face(self, agent: Agent) -> str:
@@ -248,6 +343,47 @@ class ReadModel:
 
     def supervision_tool_names(self) -> list[str]:
         return list(self._supervisor.tool_names())
+
+    def definition_survey(self, cwd: str) -> DefinitionSurvey:
+        """Every problem of the definitions a lead in `cwd` would use; a damaged trust
+        file trusts no project (as the supervisor then does)."""
+        project = self.project_of(cwd)
+        trust_error: str | None = None
+        try:
+            trusted = is_trusted(self._home, project)
+        except TrustError as exc:
+            trusted, trust_error = False, str(exc)
+        report = survey(self._home, project, trusted, tools=self.supervision_tool_names())
+        return DefinitionSurvey(report, trust_error)
+
+    def set_definition_enabled(
+        self, cwd: str, definition: AgentDefinition, roster: Roster, enabled: bool
+    ) -> AgentDefinition:
+        """Enable or disable a definition in the global layer (`write_global_override`:
+        raises DefinitionError or OSError, and nothing is written); announced for the
+        project of `cwd` (DefinitionsChanged). Returns the definition as written."""
+        written = write_global_override(self._home, definition, enabled=enabled, roster=roster)
+        return self._definition_written(cwd, definition, written)
+
+    def set_definition_model(
+        self, cwd: str, definition: AgentDefinition, roster: Roster, model: str | None
+    ) -> AgentDefinition:
+        """As `set_definition_enabled`, for its model (None: the default)."""
+        written = write_global_override(self._home, definition, model=model, roster=roster)
+        return self._definition_written(cwd, definition, written)
+
+    def set_definition_thinking(
+        self, cwd: str, definition: AgentDefinition, roster: Roster, level: ThinkingLevel | None
+    ) -> AgentDefinition:
+        """As `set_definition_enabled`, for its thinking level (None: the default)."""
+        written = write_global_override(self._home, definition, thinking=level, roster=roster)
+        return self._definition_written(cwd, definition, written)
+
+    def _definition_written(
+        self, cwd: str, definition: AgentDefinition, written: AgentDefinition
+    ) -> AgentDefinition:
+        self._hub.publish(DefinitionsChanged(str(self.project_of(cwd)), definition.name))
+        return written
 
     async def stop_all(self, lead: Agent) -> tuple[list[str], list[str]]:
         """Close every live agent the lead owns directly, through the supervisor's

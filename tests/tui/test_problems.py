@@ -107,10 +107,10 @@ async def test_definition_problems_are_errors_when_discovery_stops_and_else_warn
 ):
     broken_project_definition(work)
     async with runtime(home, script) as rt:
-        [warning] = definition_problems(rt, str(work))
+        [warning] = definition_problems(rt.read_model, str(work))
         assert warning.severity == "warning" and "odd.md" in warning.text
         broken_global_definition(home)
-        assert definition_problems(rt, str(work)) == (
+        assert definition_problems(rt.read_model, str(work)) == (
             Problem(
                 "error",
                 "Agent definitions cannot be used until fixed: "

@@ -2,13 +2,15 @@
 
 Its public names, each imported on first use from the module that defines it:
 
-- `run_app` (`launch`): run the UI on a runtime and the root it opens there (what
-  `pi-agents` without a prompt does, from `piagents.cli_interactive`).
+- `run_app` (`launch`): run the UI on a host (`piagents.hosting.RuntimeHost`: a
+  runtime and the root it opens there; what `pi-agents` without a prompt does, from
+  `piagents.cli_interactive`).
 - `PiAgentsApp` (`app`): the App itself: one root Agent's transcript, task panel,
   editor and footer.
 
 Its widgets read the runtime's events and its read model only
-(`piagents.events`, `piagents.read_model`), never the store or the coordinator.
+(`piagents.events`, `piagents.read_model`), never the store or the coordinator; the
+host opens and closes the runtime and the root.
 """
 
 from __future__ import annotations

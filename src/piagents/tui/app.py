@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from pathlib import Path
+from collections.abc import Callable
 from typing import ClassVar
 
 from textual import work
@@ -15,15 +14,12 @@ from textual.widgets import TextArea
 from piagents.agent import Agent
 from piagents.ai.messages import now_ms
 from piagents.ai.models import THINKING_LEVELS, has_thinking_levels
-from piagents.ai.registry import ProviderConfigError
 from piagents.events import AgentLoopEvent, RuntimeEvent
 from piagents.harness.events import AssistantDelta
-from piagents.hosting import HeldRuntime
+from piagents.hosting import HostFailure, RootOpener, RuntimeHost, open_in_cwd
 from piagents.read_model import AgentCallError
 from piagents.runtime import Runtime
-from piagents.store.base import SessionInUse, StoreError
 from piagents.store.records import InputDelivery
-from piagents.trust_question import answer, trust_question
 from piagents.tui.agent_list import AgentListScreen
 from piagents.tui.changes import follow_changes
 from piagents.tui.command_runner import CommandRunner
@@ -45,16 +41,12 @@ from piagents.tui.transcript import Transcript
 from piagents.tui.trust_screen import TrustScreen
 from piagents.tui.viewer import ViewerScreen
 
-RootOpener = Callable[[Runtime], Awaitable[Agent]]
 EXIT_OK, EXIT_FAILED = 0, 1
 
 
-def open_in_cwd(runtime: Runtime) -> Awaitable[Agent]:
-    return runtime.open_root(Path.cwd())
-
-
 class PiAgentsApp(App[int]):
-    """Opens `runtime` (not yet entered) and a root from `open_root`, and closes both on exit."""
+    """Shows the root its host opens, and has the host close it on exit. A runtime (not
+    yet entered) and `open_root` stand for the host made of them."""
 
     TITLE = "pi-agents"
     CSS = """
@@ -68,17 +60,20 @@ class PiAgentsApp(App[int]):
     ]
 
     def __init__(
-        self, runtime: Runtime, open_root: RootOpener = open_in_cwd, *, clock: Clock = now_ms
+        self,
+        host: RuntimeHost | Runtime,
+        open_root: RootOpener = open_in_cwd,
+        *,
+        clock: Clock = now_ms,
     ) -> None:
         super().__init__()
         enable_alt_enter()
-        self.runtime = runtime
-        self.model = runtime.read_model  # what the panels read; events say when
+        # The runtime's life cycle and the root's opening are the host's.
+        self.host = host if isinstance(host, RuntimeHost) else RuntimeHost(host, open_root)
+        self.model = self.host.read_model  # what the panels read; events say when
         self._unfollow: list[Callable[[], None]] = []
         self._unlisten_root: Callable[[], None] | None = None
         self.root: Agent | None = None
-        self._open_root = open_root
-        self._held = HeldRuntime(runtime, self._runtime_stopped)  # its life cycle
         self._frames = FrameScheduler(self, self.refresh_status)
         self._quit_armed = False
         self._root_changed = True  # the footer reads the root's entries only after a change
@@ -105,20 +100,19 @@ class PiAgentsApp(App[int]):
         yield self.editor
         yield self.footer
 
+    @property
+    def runtime(self) -> Runtime:
+        """The runtime the host holds (for tests and embedders; the App reads it only
+        through the read model)."""
+        return self.host.runtime
+
     # ---- runtime lifecycle ----------------------------------------------------------
 
     async def on_mount(self) -> None:
         self.editor.focus()
-        if not await self._held.open():
-            self._fail("pi-agents could not start", self._held.error())
-            return
-        try:
-            root = await self._open_root(self.runtime)
-        except SessionInUse as exc:
-            self._fail("Session in use", str(exc))
-            return
-        except (StoreError, ProviderConfigError, ValueError) as exc:
-            self._fail("pi-agents could not start", str(exc))
+        root = await self.host.start(self._runtime_stopped)
+        if isinstance(root, HostFailure):
+            self._fail(root.title, root.message)
             return
         self._unfollow = [
             follow_changes(self.model, self._frames.poke),
@@ -128,24 +122,23 @@ class PiAgentsApp(App[int]):
         self._ask_trust(root)
 
     def _ask_trust(self, root: Agent) -> None:
-        """A lead opened in a project whose own definitions are not trusted yet: ask."""
-        if self.model.face(root) != "supervision":
-            return
-        question = trust_question(self.runtime.home, self.model.project_of(root.cwd))
+        """A lead opened in a project whose own definitions are not trusted yet: ask,
+        and pass the answer on to the host."""
+        question = self.host.trust_question(root)
         if question is None:
             return
 
         def answered(trusted: bool | None) -> None:
-            notice = answer(self.runtime.home, question, trusted, self.runtime.event_hub)
+            notice = self.host.answer_trust(question, trusted)
             self.transcript.notice(notice.text, error=notice.kind == "error")
             if trusted and notice.kind != "error":
-                for problem in definition_problems(self.runtime, root.cwd):  # now they count
+                for problem in definition_problems(self.model, root.cwd):  # now they count
                     self.transcript.notice(problem.text, kind=problem.severity)
 
         self.push_screen(TrustScreen(question.project, list(question.untrusted)), callback=answered)
 
-    def _runtime_stopped(self) -> None:
-        self.call_later(self._fail, "The runtime stopped", self._held.error())
+    def _runtime_stopped(self, failure: HostFailure) -> None:
+        self.call_later(self._fail, failure.title, failure.message)
 
     def _fail(self, title: str, message: str) -> None:
         """Show an error until the user dismisses it, then exit."""
@@ -157,14 +150,15 @@ class PiAgentsApp(App[int]):
         self.push_screen(ErrorScreen(title, message), callback=leave)
 
     async def close_runtime(self) -> None:
-        """Take every Agent offline and close the store; safe to call twice."""
+        """Stop following the root, then have the host take every Agent offline and close
+        the store; safe to call twice."""
         self._unlisten()
         for unfollow in self._unfollow:
             unfollow()
         self._unfollow = []
         self.transcript.unfollow()
         self.progress.unfollow()
-        await self._held.close()
+        await self.host.stop()
 
     async def on_unmount(self) -> None:
         await self.close_runtime()
@@ -191,7 +185,7 @@ class PiAgentsApp(App[int]):
         """Settings and extension warnings, a thinking level the model cannot use and a
         lead's definition problems, where the conversation now stands (they name what
         to fix; the defaults are used meanwhile)."""
-        for problem in session_problems(self.runtime, root):
+        for problem in session_problems(self.model, root):
             self.transcript.notice(problem.text, kind=problem.severity)
 
     def _unlisten(self) -> None:
@@ -229,7 +223,7 @@ class PiAgentsApp(App[int]):
     def refresh_supervision(self) -> None:
         """Repaint the supervision status: a lead's managed agents, else nothing."""
         root = self.root
-        if root is None or self._held.closing or not self.model.is_lead(root):
+        if root is None or self.host.closing or not self.model.is_lead(root):
             self.supervision_status.show_snapshot(None, None)
             return
         snapshot = take_supervision_snapshot(self.model, root)
@@ -358,7 +352,7 @@ class PiAgentsApp(App[int]):
                 self.open_viewer(agent_id)
 
         if self.model.is_lead(root):
-            self.push_screen(SupervisionScreen(self.runtime, root, self.clock), callback=chosen)
+            self.push_screen(SupervisionScreen(self.model, root, self.clock), callback=chosen)
             return
         self.push_screen(AgentListScreen(self.model, root), callback=chosen)
 

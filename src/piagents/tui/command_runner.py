@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from piagents.agent import Agent
 from piagents.ai.models import THINKING_LEVELS, has_thinking_levels
 from piagents.ai.registry import ProviderConfigError
-from piagents.export import export_jsonl
-from piagents.harness.compaction import CompactionError, compact
+from piagents.harness.compaction import CompactionError
 from piagents.store.base import StoreError
 from piagents.tui.commands import BY_NAME, help_text
 from piagents.tui.message_text import one_line
@@ -17,7 +16,8 @@ from piagents.tui.problems import no_levels, thinking_note
 from piagents.tui.session_picker import SessionPicker
 
 if TYPE_CHECKING:
-    from piagents.runtime import Runtime
+    from piagents.hosting import RuntimeHost
+    from piagents.read_model import ReadModel
     from piagents.tui.transcript import Transcript
 
 
@@ -29,7 +29,10 @@ class CommandHost(Protocol):
     def root(self) -> Agent | None: ...
 
     @property
-    def runtime(self) -> Runtime: ...
+    def host(self) -> RuntimeHost: ...
+
+    @property
+    def model(self) -> ReadModel: ...
 
     @property
     def transcript(self) -> Transcript: ...
@@ -138,56 +141,44 @@ class CommandRunner:
         self.app.run_worker(self._switch(None), group="switch", exclusive=True)
 
     def cmd_resume(self, args: str) -> None:
-        store = self.app.runtime.store
-        sessions = [s for s in store.list_sessions(roots_only=True) if s.id != self.root.id]
-        requests = store.latest_requests([s.id for s in sessions])
-        shown = {sid: one_line(text, 120) for sid, (_, text) in requests.items()}
+        sessions = self.app.model.root_sessions(exclude=self.root.id)
+        shown = {sid: one_line(text, 120) for sid, text in sessions.latest_requests.items()}
 
         def chosen(session_id: str | None) -> None:
             if session_id is not None:
                 self.app.run_worker(self._switch(session_id), group="switch", exclusive=True)
 
-        self.app.push_screen(SessionPicker(sessions, shown), callback=chosen)
+        self.app.push_screen(SessionPicker(sessions.records, shown), callback=chosen)
 
     async def _switch(self, session_id: str | None) -> None:
-        runtime = self.app.runtime
+        host = self.app.host
         old = self.root
         try:
-            if session_id is None:
-                new = await runtime.open_root(old.cwd)
-            else:
-                new = await runtime.open_root(session=session_id)
+            new = await host.open_root(old.cwd, session=session_id)
         except (StoreError, ProviderConfigError, ValueError) as exc:
             self.say(str(exc), error=True)
             return
         self.app.show_root(new)
         if new is not old:
-            await runtime.unload(old)
+            await host.unload(old)
 
     def cmd_compact(self, args: str) -> None:
-        if self.root.loop.busy:
+        if self.app.model.busy(self.root.id):
             self.say("Wait for the turn to end (or press Escape) before compacting.", error=True)
             return
         self.app.run_worker(self._compact(args or None), group="compact", exclusive=True)
 
     async def _compact(self, instructions: str | None) -> None:
-        root = self.root
         self.say("Compacting…")
         try:
-            entry = await compact(
-                root.session,
-                self.app.runtime.providers.resolve(root.model),
-                root.model,
-                self.app.runtime.settings.compaction,
-                custom_instructions=instructions,
-            )
-        except (CompactionError, ProviderConfigError) as exc:
+            # Done, it is announced as the root's `Compacted` event: the transcript says
+            # "Context compacted (…)".
+            entry = await self.root.compact(instructions)
+        except (CompactionError, ProviderConfigError, RuntimeError) as exc:
             self.say(str(exc), error=True)
             return
         if entry is None:
             self.say("Nothing to compact yet.")
-        else:
-            self.say(f"Context compacted ({entry.tokens_before} tokens before).")
         self.app.refresh_status(root_changed=True)
 
     def cmd_export(self, args: str) -> None:
@@ -198,8 +189,7 @@ class CommandRunner:
         if not path.is_absolute():
             path = Path(root.cwd) / path
         try:
-            with path.open("w", encoding="utf-8") as out:
-                n = export_jsonl(self.app.runtime.store, root.id, out)
+            n = self.app.model.export(root.id, path)
         except (OSError, StoreError) as exc:
             self.say(f"Export failed: {exc}", error=True)
             return

@@ -1,14 +1,14 @@
-"""Run the UI on a runtime (not yet entered) and the root `open_root` opens in it."""
+"""Run the UI on a host: the runtime (not yet entered) and the root it opens there."""
 
 from __future__ import annotations
 
-from piagents.runtime import Runtime
-from piagents.tui.app import PiAgentsApp, RootOpener
+from piagents.hosting import RuntimeHost
+from piagents.tui.app import PiAgentsApp
 
 
-async def run_app(runtime: Runtime, open_root: RootOpener) -> int:
+async def run_app(host: RuntimeHost) -> int:
     """Run the app until it exits; returns its exit code."""
-    app = PiAgentsApp(runtime, open_root)
+    app = PiAgentsApp(host)
     result = await app.run_async()
     if result is not None:
         return result

@@ -2,7 +2,8 @@
 
 The runtime collects settings and extension warnings when it starts, and the
 supervision layer reports definition problems to the model only; the UI shows
-them to the user through this one module (the one place that reads them).
+them to the user through this one module (the one place that reads them, from the
+read model).
 """
 
 from __future__ import annotations
@@ -12,9 +13,7 @@ from typing import Literal, TypeAlias
 
 from piagents.agent import Agent
 from piagents.ai.models import ModelRef, has_thinking_levels
-from piagents.runtime import Runtime
-from piagents.supervision.definitions import survey
-from piagents.supervision.trust import TrustError, is_trusted
+from piagents.read_model import ReadModel
 
 Severity: TypeAlias = Literal["error", "warning"]
 
@@ -27,9 +26,9 @@ class Problem:
     text: str
 
 
-def runtime_problems(runtime: Runtime) -> tuple[Problem, ...]:
+def runtime_problems(model: ReadModel) -> tuple[Problem, ...]:
     """Settings and extension warnings: the defaults are used, or the extension is not."""
-    return tuple(Problem("warning", f"Warning: {w}") for w in runtime.warnings)
+    return tuple(Problem("warning", f"Warning: {w}") for w in model.warnings())
 
 
 def no_levels(model: ModelRef) -> str:
@@ -43,32 +42,28 @@ def thinking_note(model: ModelRef, level: str) -> str | None:
     return f"{no_levels(model)}: thinking {level} has no effect."
 
 
-def session_problems(runtime: Runtime, root: Agent) -> tuple[Problem, ...]:
+def session_problems(model: ReadModel, root: Agent) -> tuple[Problem, ...]:
     """What to tell the user when `root` opens: the runtime's warnings, a thinking level
     its model cannot use, and a lead's definition problems."""
-    problems = list(runtime_problems(runtime))
+    problems = list(runtime_problems(model))
     note = thinking_note(root.model, root.thinking)
     if note is not None:
         problems.append(Problem("warning", f"Warning: {note}"))
-    if runtime.read_model.face(root) == "supervision":
-        problems.extend(definition_problems(runtime, root.cwd))
+    if model.face(root) == "supervision":
+        problems.extend(definition_problems(model, root.cwd))
     return tuple(problems)
 
 
-def definition_problems(runtime: Runtime, cwd: str) -> tuple[Problem, ...]:
+def definition_problems(model: ReadModel, cwd: str) -> tuple[Problem, ...]:
     """The problems of the definitions a lead working in `cwd` uses: errors when they
     cannot be used at all (discovery stops, so `delegate` and `list` fail), warnings for
     tools no one provides, for the files of an untrusted project (not used, so not
     fatal) and for a damaged trust file."""
-    home = runtime.home
-    project = runtime.read_model.project_of(cwd)
+    found = model.definition_survey(cwd)
     problems: list[Problem] = []
-    try:
-        trusted = is_trusted(home, project)
-    except TrustError as exc:  # the supervisor then trusts no project
-        trusted = False
-        problems.append(Problem("warning", f"Warning: no project is trusted: {exc}"))
-    report = survey(home, project, trusted, tools=runtime.read_model.supervision_tool_names())
+    if found.trust_error is not None:  # the supervisor then trusts no project
+        problems.append(Problem("warning", f"Warning: no project is trusted: {found.trust_error}"))
+    report = found.report
     if report.roster is None:
         problems.extend(
             Problem("error", f"Agent definitions cannot be used until fixed: {p.text}")

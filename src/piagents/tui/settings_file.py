@@ -6,23 +6,17 @@ read as a JSON object is never overwritten (the error says why instead).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
 from piagents.atomic_file import write_atomically
 from piagents.config import MAX_DEPTH, MESSAGE_LIMIT_RANGE, json_depth
-from piagents.events import SettingsChanged
-from piagents.runtime import Runtime
+from piagents.read_model import ReadModel
 
 SECTION = "pi-agents"
-# The settings the UI writes: their key in the file and their field in AgentsSettings.
-FIELDS = {
-    "contextRetirement": "context_retirement",
-    "inlineAttachmentLimitBytes": "inline_attachment_limit_bytes",
-    "mailboxPayloadLimitBytes": "mailbox_payload_limit_bytes",
-}
+# The settings the UI writes are those a runtime may change while it runs
+# (`config.LIVE_AGENTS_FIELDS`): a flag and two message limits.
 LIMIT_KEYS = ("inlineAttachmentLimitBytes", "mailboxPayloadLimitBytes")
 
 
@@ -106,11 +100,7 @@ def write_agents_setting(home: Path, key: str, value: object) -> Path:
     return path
 
 
-def apply_agents_setting(runtime: Runtime, key: str, value: object) -> None:
-    """Write the setting, then use it in this runtime from now on."""
-    write_agents_setting(runtime.home, key, value)
-    settings = runtime.settings
-    changes: dict[str, Any] = {FIELDS[key]: value}
-    agents = dataclasses.replace(settings.agents, **changes)
-    runtime.settings = dataclasses.replace(settings, agents=agents)
-    runtime.event_hub.publish(SettingsChanged(key, value))
+def apply_agents_setting(model: ReadModel, key: str, value: object) -> None:
+    """Write the setting to the runtime's home, then use it there from now on."""
+    write_agents_setting(model.home, key, value)
+    model.use_agents_setting(key, value)

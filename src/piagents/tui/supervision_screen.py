@@ -17,14 +17,8 @@ from textual.widgets.option_list import Option
 
 from piagents.agent import Agent
 from piagents.ai.models import THINKING_LEVELS, ThinkingLevel
-from piagents.events import DefinitionsChanged
-from piagents.runtime import Runtime
-from piagents.supervision.definitions import (
-    AgentDefinition,
-    DefinitionError,
-    Roster,
-    write_global_override,
-)
+from piagents.read_model import ReadModel
+from piagents.supervision.definitions import AgentDefinition, DefinitionError, Roster
 from piagents.supervision.errors import SupervisionError
 from piagents.tui.changes import follow_changes
 from piagents.tui.frames import FrameScheduler
@@ -85,10 +79,9 @@ class SupervisionScreen(ModalScreen[str | None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Close")]
 
-    def __init__(self, runtime: Runtime, lead: Agent, clock: Clock) -> None:
+    def __init__(self, model: ReadModel, lead: Agent, clock: Clock) -> None:
         super().__init__()
-        self.runtime = runtime  # its settings and home, and the problems of its definitions
-        self.model = runtime.read_model
+        self.model = model  # the lead's agents, definitions and settings
         self._unfollow: Callable[[], None] | None = None
         self.lead = lead
         self.clock = clock
@@ -101,7 +94,7 @@ class SupervisionScreen(ModalScreen[str | None]):
         self._snapshot = SupervisionSnapshot(lead.id)
 
     def compose(self) -> ComposeResult:
-        agents = self.runtime.settings.agents
+        agents = self.model.agents_settings()
         with Vertical():
             yield Static("Managed agents of this lead (Escape closes)", classes="title")
             with TabbedContent(initial="running"):
@@ -206,7 +199,7 @@ class SupervisionScreen(ModalScreen[str | None]):
             return None
 
     def _refresh_definitions(self) -> None:
-        problems = definition_problems(self.runtime, self.lead.cwd)
+        problems = definition_problems(self.model, self.lead.cwd)
         shown = self.query_one("#definition-problems", Static)
         shown.update(Text("\n".join(p.text for p in problems)))
         shown.set_class(any(p.severity == "error" for p in problems), "-error")
@@ -235,10 +228,11 @@ class SupervisionScreen(ModalScreen[str | None]):
         definition = roster.get(name) if roster is not None else None
         if roster is None or definition is None:
             return
+        cwd = self.lead.cwd
         self._write(
             name,
-            lambda: write_global_override(
-                self.runtime.home, definition, enabled=not definition.enabled, roster=roster
+            lambda: self.model.set_definition_enabled(
+                cwd, definition, roster, not definition.enabled
             ),
         )
 
@@ -272,28 +266,24 @@ class SupervisionScreen(ModalScreen[str | None]):
         if roster is None or definition is None:
             return
         value: str | None = text.strip() or None
-        home = self.runtime.home
+        cwd = self.lead.cwd
         if field == "model":
             self._write(
-                name, lambda: write_global_override(home, definition, model=value, roster=roster)
+                name, lambda: self.model.set_definition_model(cwd, definition, roster, value)
             )
             return
-        level = "off" if value == "false" else value
+        level = cast(ThinkingLevel | None, "off" if value == "false" else value)
         self._write(
-            name,
-            lambda: write_global_override(
-                home, definition, thinking=cast(ThinkingLevel | None, level), roster=roster
-            ),
+            name, lambda: self.model.set_definition_thinking(cwd, definition, roster, level)
         )
 
     def _write(self, name: str, write: Callable[[], AgentDefinition]) -> None:
+        """Write a definition's override (the read model announces it), and say so."""
         try:
             written = write()
         except (DefinitionError, OSError) as exc:
             self.say(str(exc), error=True)
         else:
-            project = str(self.model.project_of(self.lead.cwd))
-            self.runtime.event_hub.publish(DefinitionsChanged(project, name))  # events
             state = "enabled" if written.enabled else "disabled"
             self.say(
                 f"{name}: {state}, model {written.model or 'default'}, thinking "
@@ -306,7 +296,7 @@ class SupervisionScreen(ModalScreen[str | None]):
     def on_switch_changed(self, event: Switch.Changed) -> None:
         event.stop()
         try:
-            apply_agents_setting(self.runtime, "contextRetirement", event.value)
+            apply_agents_setting(self.model, "contextRetirement", event.value)
         except SettingsFileError as exc:
             self.say(str(exc), error=True)
             with event.switch.prevent(Switch.Changed):
@@ -325,7 +315,7 @@ class SupervisionScreen(ModalScreen[str | None]):
         key = event.input.id or ""
         try:
             value = parse_limit(key, event.value)
-            apply_agents_setting(self.runtime, key, value)
+            apply_agents_setting(self.model, key, value)
         except SettingsFileError as exc:
             self.say(str(exc), error=True)
             return
