@@ -25,6 +25,7 @@ from piagents.agents.texts import Shown
 from piagents.agents.tree import AgentMarks, Tree
 from piagents.agents.unrecorded import InputEnd, UnrecordedEnds
 from piagents.ai.messages import TextContent, UserMessage, now_ms
+from piagents.events.records import AgentState
 from piagents.events.states import StateTracker
 from piagents.harness.events import (
     Input,
@@ -111,7 +112,7 @@ class Coordinator:
     def _publish_root_states(self) -> None:
         """Publish the states that changed (events), and record root states so runtimes
         in other processes can list them."""
-        for change in self.states.flush(self.state_of):  # type: ignore[arg-type]
+        for change in self.states.flush(self.state_of):
             if change.agent_id == change.root_id:
                 with contextlib.suppress(Exception):
                     self.ports.store().set_state(change.agent_id, change.state)
@@ -179,7 +180,7 @@ class Coordinator:
 
     # ---- states -----------------------------------------------------------------
 
-    def state_of(self, agent_id: str) -> str:
+    def state_of(self, agent_id: str) -> AgentState:
         """running, waiting, queued or idle (an Agent not loaded here is idle)."""
         agent = self.ports.agents.get(agent_id)
         if agent is None:
@@ -209,19 +210,12 @@ class Coordinator:
             return False
         if tree.open_inputs:
             return True
-        return any(
-            a.session.record.root_id == root_id and self.state_of(a.id) != "idle"
-            for a in self.ports.agents.values()
-            if not a.session.record.is_root
-        )
+        return any(a.id != root_id and self.state_of(a.id) != "idle" for a in self._loaded(root_id))
 
-    def live_agents(self, root_id: str) -> list[Agent]:
-        """Owned Agents of a tree with live work, in start order."""
-        return [
-            a
-            for a in self.ports.agents.values()
-            if a.session.record.root_id == root_id and self.state_of(a.id) != "idle"
-        ]
+    def _loaded(self, root_id: str) -> list[Agent]:
+        """The Agents of one tree loaded here (not every loaded Agent's), in load order."""
+        agents = self.ports.agents
+        return [agents[i] for i in self.states.members(root_id) if i in agents]
 
     # ---- visibility and naming ---------------------------------------------------
 
