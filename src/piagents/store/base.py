@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -15,6 +15,8 @@ from piagents.store.records import (
     GenerationState,
     InputRecord,
     InputStatus,
+    ProgramRecord,
+    ProgramState,
     SearchHit,
     SessionRecord,
 )
@@ -255,6 +257,50 @@ class Store(Protocol):
         live: bool | None = None,
     ) -> list[GenerationRecord]:
         """Oldest first; `live` selects those not yet ended (True) or ended (False)."""
+        ...
+
+    # ---- Programs ----------------------------------------------------------------
+
+    def add_program(self, program: ProgramRecord) -> None:
+        """Record a new Program, `running`."""
+        ...
+
+    def end_program(self, program: ProgramRecord, values: Mapping[str, str] | None = None) -> bool:
+        """Record that a running Program ended as `program` says (completed, failed or
+        stopped, with its result), and keep `values` (key: JSON text) for its caller, in
+        one transaction; False (and nothing written) when it had ended already."""
+        ...
+
+    def mark_programs_returned(self, program_ids: Sequence[str]) -> None:
+        """These ended Programs' results were given to their callers."""
+        ...
+
+    def stop_running_programs(self, caller_id: str, reason: str, ended: int) -> list[ProgramRecord]:
+        """End `stopped`, with `reason`, the caller's Programs still recorded `running`
+        (their process is gone); returns them."""
+        ...
+
+    def get_program(self, program_id: str) -> ProgramRecord | None: ...
+
+    def programs(
+        self,
+        caller_id: str,
+        *,
+        state: ProgramState | None = None,
+        returned: bool | None = None,
+        id_prefix: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[ProgramRecord]:
+        """The caller's Programs, newest first."""
+        ...
+
+    def count_programs(
+        self, caller_id: str, *, state: ProgramState | None = None, returned: bool | None = None
+    ) -> int: ...
+
+    def program_values(self, session_id: str) -> dict[str, str]:
+        """What completed Programs of this caller kept with `store()` (key: JSON text)."""
         ...
 
     def close(self) -> None: ...

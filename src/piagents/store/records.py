@@ -10,6 +10,9 @@ for reading older stores.
 from __future__ import annotations
 
 import operator
+import secrets
+import threading
+import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -381,3 +384,61 @@ def encode_generation(g: GenerationRecord) -> bytes:
 
 def decode_generation(body: bytes | str) -> GenerationRecord:
     return _GENERATION.decode(body)
+
+
+ProgramState: TypeAlias = Literal["running", "completed", "failed", "stopped"]
+
+
+class ProgramRecord(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """One Program: code an Agent (its caller) ran with the `program` tool.
+
+    `state` is `running` until it ends `completed`, `failed` or `stopped`, once; then
+    `result` holds the text its caller is given (the foreground layout), `reason` why
+    it stopped, and `returned` whether the caller has been given it."""
+
+    id: str  # time-ordered: `new_program_id()`
+    caller_id: str
+    root_id: str
+    code: str
+    background: bool = False
+    timeout: float | None = None
+    state: ProgramState = "running"
+    result: str | None = None
+    reason: str | None = None
+    returned: bool = False
+    created: int = 0
+    ended: int | None = None
+
+
+_PROGRAM = msgspec.json.Decoder(ProgramRecord)
+
+
+def new_program_id() -> str:
+    """A UUID version 7: 48 bits of milliseconds, then a 12-bit counter for IDs made in
+    the same millisecond (RFC 9562, method 1), then random bits: IDs made here sort in
+    the order they were made, even within a millisecond or when the clock steps back."""
+    global _last_ms, _counter
+    with _id_lock:
+        ms = time.time_ns() // 1_000_000
+        if ms > _last_ms:
+            _last_ms, _counter = ms, secrets.randbits(11)  # room to count up
+        else:
+            _counter += 1
+            if _counter > 0xFFF:
+                _last_ms, _counter = _last_ms + 1, 0
+        stamp, counter = _last_ms, _counter
+    value = stamp << 80 | 0x7 << 76 | counter << 64 | 0x2 << 62 | secrets.randbits(62)
+    return str(uuid.UUID(int=value))
+
+
+_id_lock = threading.Lock()
+_last_ms = 0
+_counter = 0
+
+
+def encode_program(p: ProgramRecord) -> bytes:
+    return _ENCODER.encode(p)
+
+
+def decode_program(body: bytes | str) -> ProgramRecord:
+    return _PROGRAM.decode(body)

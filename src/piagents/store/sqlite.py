@@ -8,7 +8,7 @@ sessions, entries, inputs, search, leases and generations (`sqlite_*`).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,8 @@ from piagents.store.records import (
     GenerationState,
     InputRecord,
     InputStatus,
+    ProgramRecord,
+    ProgramState,
     SearchHit,
     SessionRecord,
 )
@@ -34,6 +36,7 @@ from piagents.store.sqlite_inputs import InputTable
 from piagents.store.sqlite_layout import BLOCK
 from piagents.store.sqlite_leases import LeaseTable
 from piagents.store.sqlite_open import MMAP_SIZE, open_database
+from piagents.store.sqlite_programs import ProgramTable
 from piagents.store.sqlite_search import SearchIndex
 from piagents.store.sqlite_sessions import SessionTable
 
@@ -83,6 +86,7 @@ class SQLiteStore:
         self._search = SearchIndex(conn)
         self._leases = LeaseTable(conn)
         self._generations = GenerationTable(conn)
+        self._programs = ProgramTable(conn)
 
     @property
     def _db(self) -> sqlite3.Connection:
@@ -258,6 +262,50 @@ class SQLiteStore:
         return self._generations.matching(
             root_id=root_id, owner_id=owner_id, session_id=session_id, live=live
         )
+
+    # ---- Programs ----------------------------------------------------------------
+
+    def add_program(self, program: ProgramRecord) -> None:
+        self._programs.add(program)
+
+    def end_program(self, program: ProgramRecord, values: Mapping[str, str] | None = None) -> bool:
+        return self._programs.end(program, values)
+
+    def mark_programs_returned(self, program_ids: Sequence[str]) -> None:
+        self._programs.mark_returned(program_ids)
+
+    def stop_running_programs(self, caller_id: str, reason: str, ended: int) -> list[ProgramRecord]:
+        return self._programs.stop_running(caller_id, reason, ended)
+
+    def get_program(self, program_id: str) -> ProgramRecord | None:
+        return self._programs.get(program_id)
+
+    def programs(
+        self,
+        caller_id: str,
+        *,
+        state: ProgramState | None = None,
+        returned: bool | None = None,
+        id_prefix: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[ProgramRecord]:
+        return self._programs.matching(
+            caller_id,
+            state=state,
+            returned=returned,
+            id_prefix=id_prefix,
+            limit=limit,
+            offset=offset,
+        )
+
+    def count_programs(
+        self, caller_id: str, *, state: ProgramState | None = None, returned: bool | None = None
+    ) -> int:
+        return self._programs.count(caller_id, state=state, returned=returned)
+
+    def program_values(self, session_id: str) -> dict[str, str]:
+        return self._programs.values(session_id)
 
     def close(self) -> None:
         self._conn.close()

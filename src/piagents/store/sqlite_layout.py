@@ -116,6 +116,22 @@ CREATE TABLE IF NOT EXISTS search_docs (
 CREATE INDEX IF NOT EXISTS search_docs_session ON search_docs(session_id, ts);
 CREATE INDEX IF NOT EXISTS entries_compaction ON entries(session_id, type, seq)
     WHERE type = 'compaction';
+CREATE TABLE IF NOT EXISTS programs (
+    id TEXT PRIMARY KEY,
+    caller_id TEXT NOT NULL,
+    root_id TEXT NOT NULL,
+    state TEXT NOT NULL,
+    returned INTEGER NOT NULL DEFAULT 0,
+    body BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS programs_caller ON programs(caller_id, id);
+CREATE INDEX IF NOT EXISTS programs_running ON programs(caller_id) WHERE state = 'running';
+CREATE TABLE IF NOT EXISTS program_values (
+    session_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (session_id, key)
+);
 """
 
 # Columns added since the first schema, so older stores are upgraded in place.
