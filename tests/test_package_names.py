@@ -16,6 +16,7 @@ PACKAGES = (
     "piagents.events",
     "piagents.harness",
     "piagents.harness.tools",
+    "piagents.programs",
     "piagents.store",
     "piagents.supervision",
     "piagents.tui",
