@@ -106,11 +106,11 @@ import re
 ToolError = RuntimeError
 
 
-class _Tools:
+class tools:  # named so that a missing tool reads "'tools' object has no attribute"
     # tools
 
 
-tools = _Tools()
+tools = tools()
 
 
 class _Agent:
