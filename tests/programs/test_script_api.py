@@ -12,7 +12,6 @@ import pytest
 from piagents.programs.sandbox import Limits, SandboxPool, ScriptOutcome, run_script
 from piagents.programs.script_api import (
     ToolError,
-    bridge_script,
     script_externals,
     script_prelude,
 )
@@ -79,7 +78,7 @@ async def program(
 ) -> ScriptOutcome:
     return await asyncio.wait_for(
         run_script(
-            bridge_script(code),
+            code,
             pool=pool,
             externals=script_externals(host),
             limits=Limits(),
@@ -204,6 +203,24 @@ async def test_gather_with_return_exceptions_returns_failures_in_place_on_the_sa
     assert outcome.error is not None
     assert '  File "<program>", line 7, in <module>' in outcome.error
     assert outcome.error.splitlines()[-1] == "ValueError: the input to id-agent-1 was aborted"
+
+
+async def test_an_uncaught_failure_of_a_gathered_call_points_at_the_gather_as_written(
+    pool: SandboxPool,
+) -> None:
+    outcome = await program(
+        pool,
+        Host(),
+        "w = agent()\n\n"
+        'await asyncio.gather(w.send("ok"), w.send("fail"), return_exceptions=False)',
+    )
+
+    assert outcome.error == (
+        "Traceback (most recent call last):\n"
+        '  File "<program>", line 3, in <module>\n'
+        '    await asyncio.gather(w.send("ok"), w.send("fail"), return_exceptions=False)\n'
+        "ToolError: the input to id-agent-1 was aborted"
+    )
 
 
 async def test_text_store_and_load_reach_the_host_without_await(pool: SandboxPool) -> None:

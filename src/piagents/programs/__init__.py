@@ -8,9 +8,8 @@ Its public names, each imported on first use from the module that defines it:
   `SandboxError` when it cannot run one.
 - The script API (`script_api`): `script_prelude` defines `tools.*`, `agent()`,
   `text()`, `store()` / `load()` and `ToolError` inside the sandbox over the flat
-  functions `script_externals` makes of a `ScriptHost`; `bridge_script` bridges
-  what monty lacks on the script's own lines; `ToolError` is what a host function
-  raises for a failed call.
+  functions `script_externals` makes of a `ScriptHost`; `ToolError` is what a
+  host function raises for a failed call.
 - `JsonValue`, `to_json_value` (`script_values`): what crosses the boundary.
 
 The script's traceback text (`script_errors`) and its source edits
@@ -35,7 +34,6 @@ if TYPE_CHECKING:
     from piagents.programs.script_api import (
         ScriptHost,
         ToolError,
-        bridge_script,
         script_externals,
         script_prelude,
     )
@@ -51,14 +49,13 @@ __all__ = [
     "ScriptHost",
     "ScriptOutcome",
     "ToolError",
-    "bridge_script",
     "run_script",
     "script_externals",
     "script_prelude",
     "to_json_value",
 ]
 
-_SCRIPT_API = ("ScriptHost", "ToolError", "bridge_script", "script_externals", "script_prelude")
+_SCRIPT_API = ("ScriptHost", "ToolError", "script_externals", "script_prelude")
 _SCRIPT_VALUES = ("JsonValue", "to_json_value")
 
 

@@ -24,6 +24,7 @@ import asyncio
 import inspect
 import math
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Coroutine, Mapping
@@ -67,11 +68,17 @@ class Limits:
     """How long host calls still running when the script ends are awaited once cancelled."""
 
 
+def _as_is(code: str) -> str:
+    return code
+
+
 @dataclass(frozen=True)
 class Prelude:
     """Python run before the script in the same session: the script's API."""
 
     source: str
+    bridge: Callable[[str], str] = _as_is
+    """The script's source as the prelude needs it run, on the same lines."""
 
 
 @dataclass(frozen=True)
@@ -219,14 +226,16 @@ async def _run(
                 raise SandboxError(f"the script's prelude failed: {error}") from error
             feeds += 1
         try:
+            bridged = prelude.bridge(code) if prelude is not None else code
             value = await session.feed_run(
-                as_function_body(code), external_lookup=lookup, print_callback=printed
+                as_function_body(bridged), external_lookup=lookup, print_callback=printed
             )
         except (pydantic_monty.MontyRuntimeError, pydantic_monty.MontySyntaxError) as error:
             text = traceback_text(
                 error.traceback(),
                 error.display("type-msg"),
                 script_feed=feed_filename(feeds),
+                script_lines=re.split(r"\r\n|\r|\n", code),
                 host_errors=calls.errors,
             )
             return ScriptOutcome("failed", error=text)

@@ -6,7 +6,12 @@ tools it may use, `agent(...)` handles with `id`, `name`, `send(...)` and
 `re` already imported. A prelude (`script_prelude`) defines them in Python that
 forwards each use to one flat host function (`ScriptHost`'s methods, given to the
 sandbox by `script_externals`), so the host side knows nothing of monty, and
-`bridge_script` bridges `asyncio.gather(..., return_exceptions=True)`.
+bridges `asyncio.gather(..., return_exceptions=True)` (`bridge_gather`).
+
+The methods of `tools` and of a handle are plain functions that return the host
+call's awaitable, not coroutines of their own: an error of a gathered call then
+points at the script's line that gathered it (monty's traceback of a gathered
+task holds that task's frames only).
 
 Monty has no class inheritance: a script cannot define an exception class, and
 one a host function raises reaches the script as the nearest built-in class.
@@ -80,11 +85,6 @@ def script_externals(host: ScriptHost) -> dict[str, HostFunction]:
     }
 
 
-def bridge_script(code: str) -> str:
-    """The script as the sandbox runs it, on the same lines (see `bridge_gather`)."""
-    return bridge_gather(code, GATHER)
-
-
 def script_prelude(tool_names: Iterable[str]) -> Prelude:
     """The prelude that defines the script API with `tools.<name>` for each name."""
     names = sorted(set(tool_names))
@@ -92,10 +92,11 @@ def script_prelude(tool_names: Iterable[str]) -> Prelude:
         if not name.isidentifier() or keyword.iskeyword(name) or name.startswith("_"):
             raise ValueError(f"a tool name a script cannot call as tools.{name}: {name!r}")
     methods = "".join(
-        f"    async def {name}(self, **args):\n        return await _pi_tool({name!r}, args)\n"
+        f"    def {name}(self, **args):\n        return _pi_tool({name!r}, args)\n"
         for name in names
     )
-    return Prelude(_PRELUDE.replace("    # tools\n", methods or "    pass\n"))
+    source = _PRELUDE.replace("    # tools\n", methods or "    pass\n")
+    return Prelude(source, bridge=lambda code: bridge_gather(code, GATHER))
 
 
 _PRELUDE = f"""\
@@ -118,11 +119,11 @@ class _Agent:
         self.id = id
         self.name = name
 
-    async def send(self, message, deliver_as="followUp", schema=None):
-        return await _pi_agent_send(self.id, message, deliver_as, schema)
+    def send(self, message, deliver_as="followUp", schema=None):
+        return _pi_agent_send(self.id, message, deliver_as, schema)
 
-    async def abort(self):
-        await _pi_agent_abort(self.id)
+    def abort(self):
+        return _pi_agent_abort(self.id)
 
 
 def agent(name=None, cwd=None, context=None, model=None, thinking_level=None):

@@ -40,10 +40,13 @@ def traceback_text(
     type_and_message: str,
     *,
     script_feed: str,
+    script_lines: Sequence[str] = (),
     host_errors: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
     """A traceback of `frames` that belong to the feed `script_feed`, ending with
-    `type_and_message` ("ValueError: bad value"); `host_errors` maps the message
+    `type_and_message` ("ValueError: bad value"). Each frame shows its line of
+    `script_lines` (the script as written, before bridging), or else monty's copy
+    of it. `host_errors` maps the message
     of an exception a host function raised to the names of its class and of the
     classes it derives from (its MRO), most derived first."""
     lines = ["Traceback (most recent call last):"]
@@ -54,7 +57,10 @@ def traceback_text(
         if frame.function_name is not None:
             where += f", in {frame.function_name}"
         lines.append(where)
-        source = (frame.source_line or "").strip()
+        if 0 < frame.line <= len(script_lines):
+            source = script_lines[frame.line - 1].strip()
+        else:
+            source = (frame.source_line or "").strip()
         if source:
             lines.append(f"    {source}")
     lines.append(_host_named(type_and_message, host_errors or {}))
