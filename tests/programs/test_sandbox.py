@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import threading
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -331,6 +332,21 @@ async def test_cancelling_the_awaiting_task_ends_a_busy_loop_and_kills_its_worke
 
     await until(lambda: not busy_workers(), "no worker still spinning")
     assert (await run(pool, "return 1")).value == 1  # the pool serves the next script
+
+
+async def test_a_worker_killed_under_a_script_fails_it_and_the_pool_goes_on(
+    pool: SandboxPool,
+) -> None:
+    running = asyncio.ensure_future(run(pool, "while True:\n    pass"))
+    [worker] = await until(busy_workers, "the worker busy in its loop")
+
+    os.kill(worker, signal.SIGKILL)
+    outcome = await running
+
+    assert outcome.state == "failed"
+    assert outcome.error is not None
+    assert outcome.error.startswith("The sandbox's worker process died: ")
+    assert (await run(pool, "return 1")).value == 1
 
 
 async def test_a_timeout_stops_a_busy_loop(pool: SandboxPool) -> None:
