@@ -508,3 +508,29 @@ async def test_membership_is_kept_in_the_store_and_hides_the_agent_after_reopen(
         with pytest.raises(AgentCallError, match="offline for good"):
             await rt.read_model.deliver(agent_id, "wake up")
         assert agent_id not in rt.agents
+
+
+async def test_the_user_still_sees_a_programs_agents_with_their_program(home, work, script):
+    script.on(
+        "a",
+        lambda call: (
+            Reply(
+                tool_calls=[ToolCall("agent", {"action": "spawn", "name": "sub", "message": "x"})]
+            )
+            if not tool_results(call)
+            else "spawned"
+        ),
+    )
+    async with runtime(home, script) as rt:
+        root = await rt.open_root(cwd=work)
+        await root.call_tool("agent", {"action": "spawn", "name": "mine", "message": "hi"})
+        face, scope = program_agents(rt), scope_of(root)
+        a, _ = face.create(scope, {"name": "a"})
+        assert await face.send(scope, a, "go", "followUp", None) == "spawned"
+        sub = next(i for i, x in rt.agents.items() if x.name == "sub")
+        snapshot = rt.read_model.tree(root)
+        assert {r.name for r in snapshot.records} == {"mine", "a", "sub"}
+        assert snapshot.programs == {a: scope.program_id, sub: scope.program_id}
+        assert {a, sub} <= set(snapshot.shorts)
+        roster = {e.name: e.program_id for e in rt.read_model.roster(root)}
+        assert roster == {"mine": None, "a": scope.program_id, "sub": scope.program_id}
