@@ -223,8 +223,12 @@ async def test_a_schema_input_whose_turn_ends_without_a_valid_value_raises(home,
         root = await rt.open_root(cwd=work)
         face, scope = program_agents(rt), scope_of(root)
         agent_id, _ = face.create(scope, {"name": "w"})
-        with pytest.raises(ToolError, match="ended its turn without calling submit_result"):
+        with pytest.raises(ToolError) as caught:
             await face.send(scope, agent_id, "go", "followUp", {"type": "integer"})
+        text = "Agent w ended its turn without calling submit_result with a valid value."
+        assert str(caught.value) == text
+        [ended] = rt.store.inputs(recipient_ids=[agent_id])
+        assert (ended.status, ended.result) == ("failed", text)
         with pytest.raises(ToolError, match="not a valid JSON schema"):
             await face.send(scope, agent_id, "go", "followUp", {"type": "nonsense"})
 

@@ -118,6 +118,11 @@ class CoordinatedProgramAgents:
             raise ToolError(str(exc)) from exc
         self.c.sessions_changed(agent.session.record)
         agent.loop.listeners.append(lambda event: self._on_loop_event(agent, event))
+        recorded = agent.loop.hooks.after_run  # the coordinator's: it records how inputs end
+        if recorded is not None:
+            agent.loop.hooks.after_run = lambda loop, outcome: recorded(
+                loop, self._judged(agent, outcome)
+            )
         program.agents[agent.id] = agent
         self.c.changed(agent.id)
         return agent.id, name
@@ -192,6 +197,15 @@ class CoordinatedProgramAgents:
             tool = agent.loop.tools.get(texts.SUBMIT_RESULT)
             if isinstance(tool, SubmitResult):
                 del agent.loop.tools[texts.SUBMIT_RESULT]
+
+    def _judged(self, agent: Agent, outcome: RunOutcome) -> RunOutcome:
+        """A completed run that handled a schema input without a valid `submit_result`
+        call fails that input, and is recorded so."""
+        pending = self._schemas.get(agent.id, {})
+        missing = [i for i in outcome.inputs if i.id in pending and not pending[i.id].done]
+        if outcome.status != "completed" or not missing:
+            return outcome
+        return RunOutcome(outcome.inputs, "failed", texts.no_result(_label(agent)))
 
     async def abort(self, scope: ProgramScope, agent_id: str) -> None:
         agent = self._member(scope, agent_id)
