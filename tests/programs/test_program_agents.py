@@ -538,3 +538,29 @@ async def test_the_user_still_sees_a_programs_agents_with_their_program(home, wo
         assert {a, sub} <= set(snapshot.shorts)
         roster = {e.name: e.program_id for e in rt.read_model.roster(root)}
         assert roster == {"mine": None, "a": scope.program_id, "sub": scope.program_id}
+
+
+async def test_the_callers_other_agents_do_not_see_the_programs_agents(home, work, script):
+    seen = []
+
+    def mine(call):
+        if not tool_results(call):
+            return Reply(
+                tool_calls=[
+                    ToolCall("agent", {"action": "list"}),
+                    ToolCall("agent", {"action": "send", "target": "hidden", "message": "hi"}),
+                ]
+            )
+        seen.extend(tool_results(call))
+        return "looked"
+
+    script.on("mine", mine)
+    async with runtime(home, script) as rt:
+        root = await rt.open_root(cwd=work, name="boss")
+        face, scope = program_agents(rt), scope_of(root)
+        face.create(scope, {"name": "hidden"})
+        await root.call_tool("agent", {"action": "spawn", "name": "mine", "message": "look"})
+        waited = await root.call_tool("agent", {"action": "wait", "target": "mine"})
+        assert waited.text == "looked"
+    assert seen[0].startswith("boss (") and "hidden" not in seen[0]
+    assert seen[1] == 'No visible Agent matches "hidden". Use list to find Agents.'
