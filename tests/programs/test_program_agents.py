@@ -10,7 +10,7 @@ import pytest
 import piagents
 from piagents.agents.errors import AgentCallError
 from piagents.programs.agents import CoordinatedProgramAgents
-from piagents.programs.ports import ProgramScope
+from piagents.programs.ports import Closed, ProgramScope
 from piagents.programs.script_api import ToolError
 from piagents.store.records import new_program_id
 from piagents.testing import FunctionModel, Reply, ToolCall
@@ -564,3 +564,29 @@ async def test_the_callers_other_agents_do_not_see_the_programs_agents(home, wor
         assert waited.text == "looked"
     assert seen[0].startswith("boss (") and "hidden" not in seen[0]
     assert seen[1] == 'No visible Agent matches "hidden". Use list to find Agents.'
+
+
+async def test_closing_tells_no_owner_of_the_inputs_it_aborts(home, work, script):
+    gate = Gate()
+    script.on(
+        "a",
+        lambda call: (
+            Reply(
+                tool_calls=[ToolCall("agent", {"action": "spawn", "name": "sub", "message": "x"})]
+            )
+            if not tool_results(call)
+            else "spawned"
+        ),
+    )
+    script.on("sub", gate.handler)
+    async with runtime(home, script) as rt:
+        root = await rt.open_root(cwd=work)
+        face, scope = program_agents(rt), scope_of(root)
+        a, _ = face.create(scope, {"name": "a"})
+        assert await face.send(scope, a, "go", "followUp", None) == "spawned"
+        await until(lambda: gate.started == ["sub"], "the sub-Agent's turn")
+        calls = len(script.calls_of("a"))
+        assert await face.close(scope, 5.0) == Closed()
+        await settled()
+        assert len(script.calls_of("a")) == calls
+        assert [i.kind for i in rt.store.inputs(recipient_ids=[a])] == ["input"]

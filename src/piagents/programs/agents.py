@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -26,6 +26,7 @@ from piagents.agents.ports import AgentsPorts
 from piagents.agents.program_members import marked
 from piagents.agents.tree import AgentMarks
 from piagents.harness.events import LoopEvent, RunEnded, RunOutcome, RunStarted
+from piagents.harness.loop import AbortResult
 from piagents.programs import agent_texts as texts
 from piagents.programs.ports import Closed, ProgramScope
 from piagents.programs.script_api import ToolError
@@ -129,7 +130,7 @@ class CoordinatedProgramAgents:
 
     def _running(self, scope: ProgramScope) -> _Program:
         program = self._programs.setdefault(scope.program_id, _Program())
-        if program.closed:
+        if program.closed or self.ports.closing():
             raise ToolError(texts.program_ended())
         return program
 
@@ -209,14 +210,9 @@ class CoordinatedProgramAgents:
 
     async def abort(self, scope: ProgramScope, agent_id: str) -> None:
         agent = self._member(scope, agent_id)
-        marks = self.c.marks.setdefault(agent.id, AgentMarks())
-        marks.aborting_by_owner = True
-        try:
-            result = await agent.loop.abort(self.c.abort_timeout)
-        finally:
-            marks.aborting_by_owner = False
-        if result.had_work:
-            marks.stopped = True
+        result = await self._stop(agent, self.c.abort_timeout)
+        if result.had_work:  # as after an owner's abort: others' messages only add now
+            self.c.marks.setdefault(agent.id, AgentMarks()).stopped = True
         if not result.stopped:
             raise ToolError(texts.did_not_stop(_label(agent)))
 
@@ -248,9 +244,7 @@ class CoordinatedProgramAgents:
         deadline = clock.time() + timeout
         abandoned: list[str] = []
         for level in order:  # sub-Agents stop before their owners, who might act on them
-            results = await asyncio.gather(
-                *(a.loop.abort(max(0.0, deadline - clock.time())) for a in level)
-            )
+            results = await asyncio.gather(*(self._stop(a, deadline - clock.time()) for a in level))
             abandoned.extend(
                 _label(a) for a, r in zip(level, results, strict=True) if not r.stopped
             )
@@ -259,6 +253,16 @@ class CoordinatedProgramAgents:
                 if self.ports.agents.get(agent.id) is agent:
                     await self.unload(agent, max(0.0, deadline - clock.time()))
         return Closed(tuple(f"Agent {name}" for name in abandoned))
+
+    async def _stop(self, agent: Agent, timeout: float) -> AbortResult:
+        """Abort as the owner does: the inputs that end tell nobody (their owners are
+        going offline too)."""
+        marks = self.c.marks.setdefault(agent.id, AgentMarks())
+        marks.aborting_by_owner = True
+        try:
+            return await agent.loop.abort(max(0.0, timeout))
+        finally:
+            marks.aborting_by_owner = False
 
 
 def _answer(name: str, outcome: RunOutcome, submitted: Submitted | None) -> JsonValue:
@@ -287,7 +291,7 @@ def _generated_name(taken: set[str | None]) -> str:
     raise AssertionError("unreachable")
 
 
-def _depth(agent: Agent, members: set[str], loaded: Any) -> int:
+def _depth(agent: Agent, members: set[str], loaded: Mapping[str, Agent]) -> int:
     """How far below the Program's own Agents `agent` is (0: one of them)."""
     depth, record = 0, agent.session.record
     while record.owner_id in members:
