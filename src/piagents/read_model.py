@@ -63,6 +63,7 @@ class RosterEntry:
     short_id: str
     state: str
     queued: int
+    program_id: str | None = None  # the Program it belongs to (its own Agents and those under)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +75,8 @@ class TreeSnapshot:
     states: Mapping[str, str]
     shorts: Mapping[str, str]
     first_inputs: Mapping[str, str]
+    # The Program each of a Program's Agents (and each Agent under one) belongs to.
+    programs: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,6 +225,7 @@ class ReadModel:
                     short_id=shorts.get(agent_id, agent_id[:8]),
                     state=self._coordinator.state_of(agent_id),
                     queued=len(agent.loop.queued_inputs()),
+                    program_id=self._coordinator.program_of(record),
                 )
             )
         return tuple(out)
@@ -235,11 +239,13 @@ class ReadModel:
         for inp in sorted(store.inputs(recipient_ids=ids), key=lambda i: i.seq):
             if inp.kind == "input":
                 first.setdefault(inp.recipient_id, inp.text)
+        programs = {r.id: self._coordinator.program_of(r) for r in records}
         return TreeSnapshot(
             tuple(records),
             {i: self._coordinator.state_of(i) for i in ids},
             self._coordinator.short_map(root.session.record),
             first,
+            {i: p for i, p in programs.items() if p is not None},
         )
 
     def transcript_page(self, agent_id: str, after: str | None = None) -> list[Entry]:

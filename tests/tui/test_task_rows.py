@@ -105,3 +105,44 @@ def test_rows_that_fit_exactly_are_all_shown():
     agents = tuple(agent(f"{i:08d}", f"w{i}", "running") for i in range(3))
 
     assert len(task_rows(TaskSnapshot(ROOT, agents), max_rows=3)) == 4
+
+
+PROGRAM = "0190abcd-0000-7000-8000-000000000000"
+
+
+def test_a_programs_live_agents_nest_under_its_row_under_its_caller():
+    def member(id, name, state, owner):
+        return AgentTask(id, owner, name, id, state, program_id=PROGRAM)
+
+    snapshot = TaskSnapshot(
+        ROOT,
+        (
+            agent("1a2b3c4d", "w", "idle"),
+            member("2c2c2c2c", "tests", "running", "1a2b3c4d"),
+            member("3d3d3d3d", "lint", "idle", "1a2b3c4d"),
+            member("4e4e4e4e", "sub", "running", "2c2c2c2c"),
+            agent("5f5f5f5f", "v", "running"),
+        ),
+        (ProgramTask(PROGRAM, caller_id="1a2b3c4d"),),
+    )
+
+    assert task_rows(snapshot) == [
+        "Tasks (4 live, /tasks to view)",
+        "  Agent w (1a2b3c4d)  idle",
+        "    Program 0190abcd  running",
+        "      Agent tests (2c2c2c2c)  running",
+        "        Agent sub (4e4e4e4e)  running",
+        "  Agent v (5f5f5f5f)  running",
+    ]
+
+
+def test_a_program_with_live_agents_has_its_row_even_when_not_given():
+    snapshot = TaskSnapshot(
+        ROOT, (AgentTask("2c2c2c2c", ROOT, "tests", "2c2c2c2c", "running", program_id=PROGRAM),)
+    )
+
+    assert task_rows(snapshot) == [
+        "Tasks (2 live, /tasks to view)",
+        "  Program 0190abcd  running",
+        "    Agent tests (2c2c2c2c)  running",
+    ]

@@ -100,6 +100,19 @@ def test_agents_not_owned_by_the_current_one_are_named_with_their_owners():
     assert owners_label(records["x"], records, "w") == "x ‹ sub"
 
 
+def test_a_programs_agents_are_named_with_their_program_as_owner():
+    program_id = "0190abcd-1234-7000-8000-000000000000"
+    tests = SessionRecord(
+        id="t", cwd="/", name="tests", owner_id="w", root_id="r", meta={"program": program_id}
+    )
+    records = {r.id: r for r in (record("w", "w", "root"), tests, record("s", "sub", "t"))}
+
+    assert owners_label(records["t"], records, "w") == "tests ‹ Program 0190abcd"
+    assert owners_label(records["s"], records, "w") == "sub ‹ tests ‹ Program 0190abcd"
+    assert owners_label(records["s"], records, "root") == "sub ‹ tests ‹ Program 0190abcd ‹ w"
+    assert owners_label(records["s"], records, "t") == "sub"
+
+
 # ---- the list on screen ------------------------------------------------------------
 
 

@@ -133,6 +133,9 @@ class Coordinator:
             self._directory = Directory(self.ports.store())
         return self._directory
 
+    def program_of(self, record: SessionRecord) -> str | None:
+        return self.directory.program_of(record)
+
     def sessions_changed(self, record: SessionRecord) -> None:
         """A session was created or renamed here."""
         self.directory.add(record)

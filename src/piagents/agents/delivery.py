@@ -66,6 +66,8 @@ class LocalInbox(Protocol):
 
     def shown(self, record: SessionRecord, reader: SessionRecord) -> Shown: ...
 
+    def program_of(self, record: SessionRecord) -> str | None: ...
+
     def changed(self) -> None: ...
 
 
@@ -175,6 +177,9 @@ class Delivery:
         reader = sender.session.record if sender is not None else recipient
         store = self.ports.store()
         if not recipient.is_root:
+            if self.local.program_of(recipient) is not None:
+                # A Program's Agents run only while it does; offline, they stay so for good.
+                raise AgentCallError(texts.program_ended(self.local.shown(recipient, reader)))
             worker = store.lease_of(recipient.id)
             holder = self.ports.holder()
             if worker is not None and (holder is None or worker.token != holder.token):

@@ -3,6 +3,10 @@
 Owned Agents are created only by the runtime that holds their tree, so its
 copy of a loaded tree is authoritative. Roots can be opened by any process
 on the home; their list is re-read when the store says it changed.
+
+Visibility keeps Programs apart (`program_members`): an Agent sees only the Agents
+of its own group. Short IDs are worked out over the whole tree (every group), so
+they stay unique whoever reads them.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import time
 
 from piagents.agents.addressing import ShortIds
+from piagents.agents.program_members import program_of
 from piagents.store.base import Store
 from piagents.store.records import SessionRecord
 
@@ -25,6 +30,7 @@ class Directory:
         self._roots_mark: tuple[int, int] | None = None
         self._roots_read = 0.0
         self._shorts: dict[tuple[str, bool], tuple[int, ShortIds]] = {}
+        self._programs: dict[str, str | None] = {}  # the Program of each owned record seen
 
     def tree(self, root_id: str) -> dict[str, SessionRecord]:
         """The owned records of a tree, by ID."""
@@ -35,7 +41,19 @@ class Directory:
         return tree
 
     def forget(self, root_id: str) -> None:
-        self._trees.pop(root_id, None)
+        for session_id in self._trees.pop(root_id, {}):
+            self._programs.pop(session_id, None)
+
+    def program_of(self, record: SessionRecord) -> str | None:
+        """The Program `record` belongs to (None: none); a root belongs to none."""
+        if record.is_root or record.root_id is None:
+            return None
+        known = self._programs.get(record.id, "")
+        if known != "":
+            return known
+        program = program_of(record, self.tree(record.root_id))
+        self._programs[record.id] = program
+        return program
 
     def roots(self) -> dict[str, SessionRecord]:
         now = time.monotonic()
@@ -55,7 +73,8 @@ class Directory:
         return self.tree(root_id).get(session_id)
 
     def add(self, record: SessionRecord) -> None:
-        """A session was created or changed (renamed) by this runtime."""
+        """A session was created or changed (renamed, marked) by this runtime."""
+        self._programs.pop(record.id, None)  # its mark is read again when next asked
         if record.is_root:
             self._roots[record.id] = record
         elif record.root_id is not None:
@@ -72,14 +91,20 @@ class Directory:
             self._shorts[key] = (self.version, mapping)
 
     def visible(self, reader: SessionRecord) -> list[SessionRecord]:
-        """The reader's tree, plus other roots when the reader is a root; not the reader."""
+        """The reader's tree, plus other roots when the reader is a root; not the reader.
+        Only Agents of the reader's own Program (or of none) are in it."""
         root_id = reader.root_id or reader.id
+        group = self.program_of(reader)
+        owned = self.tree(root_id)
+        members = [s for s in owned.values() if self.program_of(s) == group]
+        if group is not None:  # a Program's Agents see one another, nothing else
+            return [s for s in members if s.id != reader.id]
         seen: dict[str, SessionRecord] = {}
         roots = self.roots()
         root = roots.get(root_id) or self.store.get_session(root_id)
         if root is not None:
             seen[root.id] = root
-        seen.update(self.tree(root_id))
+        seen.update((s.id, s) for s in members)
         if reader.is_root:
             for rid, record in roots.items():
                 seen.setdefault(rid, record)

@@ -6,8 +6,7 @@ slots, results, waits) live in the coordinator.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from piagents.agents import texts
@@ -23,10 +22,11 @@ from piagents.agents.listing import (
     unwrap,
 )
 from piagents.agents.ports import AgentsPorts
+from piagents.agents.program_members import program_mark
+from piagents.agents.spawn_options import SpawnOptions, spawn_options
 from piagents.agents.texts import Shown
 from piagents.agents.tree import AgentMarks, Waiter
 from piagents.agents.wait_output import ResultItem, render_wait
-from piagents.ai.models import ModelRef, parse_thinking_level
 from piagents.ai.registry import ProviderRegistry
 from piagents.harness.tools.base import ToolResult
 from piagents.store.base import StoreError
@@ -66,41 +66,26 @@ class Operations:
         me = caller.session.record
         name = args["name"]
         message = args["message"]
-        sibling = self.ports.store().session_named(me.id, name)
+        sibling = self._sibling_named(me, name)
         if sibling is not None:
             return error(texts.name_taken(name, self.c.shown(sibling, me).short_id))
         tree = self.c.tree(self.c.root_of(me))
         if tree.outstanding >= self.c.max_outstanding:
             return error(texts.input_rejected(tree.outstanding))
-        if "\0" in str(args.get("cwd") or ""):
-            return error(texts.invalid(f"cwd {args['cwd']!r} {texts.NUL_IN_PATH}."))
-        cwd = Path(args["cwd"]).expanduser() if args.get("cwd") else Path(me.cwd)
-        if not cwd.is_absolute():
-            cwd = Path(me.cwd) / cwd
-        cwd = cwd.resolve()
-        if not cwd.is_dir():
-            return error(texts.invalid(f"cwd {str(cwd)!r} is not a directory."))
-        model = args.get("model") or str(caller.loop.model)
         try:
-            ref = ModelRef.parse(model)
-            if args.get("model"):  # chosen by the model: never an arbitrary faux route
-                own = (str(caller.loop.model), self.default_model())
-                self.providers.check_model_choice(ref, own)
-            self.providers.resolve(ref)
-        except Exception as exc:
-            return error(texts.invalid(f"model {model!r}: {exc}"))
-        thinking = args.get("thinkingLevel") or ref.thinking or caller.loop.thinking
-        parse_thinking_level(thinking)
+            options = self.spawn_options(caller, args)
+        except AgentCallError as exc:
+            return error(str(exc))
         child: Agent | None = None
         try:
             with self.ports.store().batch():  # the child and its first input: one commit
                 child = self.ports.loader.create_owned(
                     caller,
                     name=name,
-                    cwd=str(cwd),
-                    model=str(ref),
-                    thinking=thinking,
-                    fork=args.get("context") == "fork",
+                    cwd=options.cwd,
+                    model=options.model,
+                    thinking=options.thinking,
+                    fork=options.fork,
                 )
                 stored = self.c.record(caller, child, message, "followUp")
         except (AgentCallError, StoreError) as exc:
@@ -150,6 +135,27 @@ class Operations:
         text = texts.input_accepted(shown1, self.c.max_concurrent if accepted.queued else None)
         return ToolResult(text, {"id": record.id, "queued": accepted.queued})
 
+    def spawn_options(self, caller: Agent, args: Mapping[str, Any]) -> SpawnOptions:
+        """The options of a new owned Agent of `caller` (`spawn`'s arguments, by their
+        names in the tool); raises AgentCallError naming one it may not use."""
+        return spawn_options(
+            caller,
+            cwd=args.get("cwd"),
+            model=args.get("model"),
+            thinking=args.get("thinkingLevel"),
+            context=args.get("context"),
+            providers=self.providers,
+            default_model=self.default_model,
+        )
+
+    def _sibling_named(self, me: SessionRecord, name: str) -> SessionRecord | None:
+        """The caller's owned Agent called `name`: one of its own group (its Programs'
+        Agents, which it does not see, may share a name with it)."""
+        sibling = self.ports.store().session_named(me.id, name)
+        if sibling is None or program_mark(sibling) is None:
+            return sibling
+        return next((s for s in self.owned_by(me) if s.name == name), None)
+
     def _offline(self, record: SessionRecord) -> bool:
         root = self.c.root_of(record)
         if root in self.ports.agents:
@@ -157,7 +163,9 @@ class Operations:
         return self.ports.store().lease_of(root) is None
 
     def owned_by(self, caller: SessionRecord) -> list[SessionRecord]:
-        return self.ports.store().list_sessions(owner_id=caller.id)
+        """The caller's owned Agents, not its Programs' (they are the Programs' own)."""
+        owned = self.ports.store().list_sessions(owner_id=caller.id)
+        return [s for s in owned if program_mark(s) is None]
 
     async def wait(self, caller: Agent, args: dict[str, Any]) -> ToolResult:
         me = caller.session.record

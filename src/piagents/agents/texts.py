@@ -166,6 +166,11 @@ def name_taken(name: str, short_id: str) -> str:
     return f'Name "{name}" is already used by {short_id}.'
 
 
+def program_ended(a: Shown) -> str:
+    """A message for an offline Agent of a Program: it went offline when its Program ended."""
+    return f"Agent {label(a)} is offline for good: its Program has ended."
+
+
 def input_rejected(outstanding: int) -> str:
     return (
         f"Input rejected: {outstanding} inputs have not ended. Wait for results or abort an Agent."

@@ -16,6 +16,7 @@ from textual.widgets.option_list import Option
 
 from piagents.agent import Agent
 from piagents.agents.listing import one_line
+from piagents.agents.program_members import program_mark
 from piagents.read_model import ReadModel
 from piagents.store.records import SessionRecord
 from piagents.tui.changes import follow_changes
@@ -38,17 +39,20 @@ class AgentEntry:
 
 
 def owners_label(record: SessionRecord, by_id: Mapping[str, SessionRecord], current_id: str) -> str:
-    """`<name> ‹ <owner> ‹ …` up to (not including) the current Agent."""
-    names = [record.name or record.id[:8]]
-    owner_id = record.owner_id
-    seen = {record.id}
-    while owner_id is not None and owner_id != current_id and owner_id not in seen:
-        owner = by_id.get(owner_id)
-        if owner is None:
+    """`<name> ‹ <owner> ‹ …` up to (not including) the current Agent; a Program's own
+    Agent has its Program for owner: `<name> ‹ Program <id> ‹ <caller> ‹ …`."""
+    names: list[str] = []
+    seen: set[str] = set()
+    shown: SessionRecord | None = record
+    while shown is not None and shown.id not in seen:
+        seen.add(shown.id)
+        names.append(shown.name or shown.id[:8])
+        program_id = program_mark(shown)
+        if program_id is not None:
+            names.append(f"Program {program_id[:8]}")
+        if shown.owner_id is None or shown.owner_id == current_id:
             break
-        seen.add(owner_id)
-        names.append(owner.name or owner.id[:8])
-        owner_id = owner.owner_id
+        shown = by_id.get(shown.owner_id)
     return " ‹ ".join(names)
 
 

@@ -18,6 +18,7 @@ def take_snapshot(model: ReadModel, root: Agent) -> TaskSnapshot:
             short_id=e.short_id,
             state=e.state,
             queued=e.queued,
+            program_id=e.program_id,
         )
         for e in model.roster(root)
     )
