@@ -215,34 +215,53 @@ async def _run(
     def printed(stream: Literal["stdout", "stderr"], text: str) -> None:
         calls.on_loop(on_print, text)
 
-    async with pool.session(limits) as session:
-        feeds = 0
-        if prelude is not None:
-            try:
-                await session.feed_run(
-                    prelude.source, external_lookup=lookup, print_callback=printed
-                )
-            except pydantic_monty.MontyError as error:
-                raise SandboxError(f"the script's prelude failed: {error}") from error
-            feeds += 1
+    outcome: ScriptOutcome | None = None
+    try:
+        # A worker killed under the script may surface on entering or leaving its
+        # session as well as in the feed: it fails the script in each case.
+        async with pool.session(limits) as session:
+            outcome = await _feed(session, code, lookup, printed, calls, prelude)
+    except pydantic_monty.MontyCrashedError as error:
+        if outcome is None:  # what the script gave before its worker went still stands
+            outcome = ScriptOutcome("failed", error=f"The sandbox's worker process died: {error}")
+    return outcome
+
+
+async def _feed(
+    session: Any,
+    code: str,
+    lookup: dict[str, Any],
+    printed: Callable[[Literal["stdout", "stderr"], str], None],
+    calls: _HostCalls,
+    prelude: Prelude | None,
+) -> ScriptOutcome:
+    feeds = 0
+    if prelude is not None:
         try:
-            bridged = prelude.bridge(code) if prelude is not None else code
-            value = await session.feed_run(
-                as_function_body(bridged), external_lookup=lookup, print_callback=printed
-            )
-        except (pydantic_monty.MontyRuntimeError, pydantic_monty.MontySyntaxError) as error:
-            text = traceback_text(
-                error.traceback(),
-                error.display("type-msg"),
-                script_feed=feed_filename(feeds),
-                script_lines=re.split(r"\r\n|\r|\n", code),
-                host_errors=calls.errors,
-            )
-            return ScriptOutcome("failed", error=text)
-        except pydantic_monty.MontyCrashedError as error:
-            return ScriptOutcome("failed", error=f"The sandbox's worker process died: {error}")
+            await session.feed_run(prelude.source, external_lookup=lookup, print_callback=printed)
+        except pydantic_monty.MontyCrashedError:
+            raise
         except pydantic_monty.MontyError as error:
-            return ScriptOutcome("failed", error=f"{type(error).__name__}: {error}")
+            raise SandboxError(f"the script's prelude failed: {error}") from error
+        feeds += 1
+    try:
+        bridged = prelude.bridge(code) if prelude is not None else code
+        value = await session.feed_run(
+            as_function_body(bridged), external_lookup=lookup, print_callback=printed
+        )
+    except (pydantic_monty.MontyRuntimeError, pydantic_monty.MontySyntaxError) as error:
+        text = traceback_text(
+            error.traceback(),
+            error.display("type-msg"),
+            script_feed=feed_filename(feeds),
+            script_lines=re.split(r"\r\n|\r|\n", code),
+            host_errors=calls.errors,
+        )
+        return ScriptOutcome("failed", error=text)
+    except pydantic_monty.MontyCrashedError:
+        raise
+    except pydantic_monty.MontyError as error:
+        return ScriptOutcome("failed", error=f"{type(error).__name__}: {error}")
     return ScriptOutcome("completed", value=to_json_value(value))
 
 
