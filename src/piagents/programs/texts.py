@@ -252,3 +252,16 @@ def _tokens(chars: int) -> int:
 
 def needs_truncation(text: str) -> bool:
     return len(text) > MAX_OUTPUT_TOKENS * CHARS_PER_TOKEN
+
+
+# ---- why a Program stopped (its record's reason; its `Script aborted: …` line) ----
+
+STOPPED_BY_CALLER = "the Program was stopped by its caller."
+CALLER_TURN_ABORTED = "its caller's turn was aborted."
+CALLER_OFFLINE = "its caller went offline."
+RUNTIME_CLOSED = "the runtime closed."
+PROCESS_ENDED = "the process that ran it ended before the Program did."
+
+
+def timeout_expired(timeout: float) -> str:
+    return f"the Program ran longer than its timeout of {timeout:g} seconds."
