@@ -184,6 +184,7 @@ def compose(
             notify=notify,
             yielded=yielded,
             cleanup_timeout=lambda: host.settings.agents.abort_timeout_ms / 1000,
+            clock=operations.clock,
         ),
         program_agents,
     )

@@ -147,7 +147,6 @@ class Runtime:
         options: dict[str, Any] = {
             "settings": self._settings_given,
             "tools": self.tool_names,
-            "programOnly": self.tool_choice.program_only or None,
             "systemPrompt": self.custom_system_prompt,
             "appendSystemPrompt": self.append_system_prompt,
             "thinking": self._thinking_given,

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from piagents.agents.clock import AsyncioClock, WaitClock
 from piagents.harness.tools.base import Tool
 from piagents.programs import texts
 from piagents.programs.addressing import short_ids
@@ -56,6 +57,8 @@ class RunnerPorts:
     """The caller's slot given up for the context's duration (an owned caller's)."""
     cleanup_timeout: Callable[[], float]
     """Seconds a Program's work is given to stop when it ends."""
+    clock: WaitClock = field(default_factory=AsyncioClock)
+    """Times `wait` (tests pass one that needs no real time)."""
     limits: Limits = field(default_factory=Limits)
     """The sandbox's limits for every Program (its `timeout` is the Program's own)."""
     pool: Callable[[], SandboxPool] = SandboxPool

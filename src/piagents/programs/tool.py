@@ -101,14 +101,21 @@ class ProgramTool:
         if lives:
             for live in lives:
                 live.waiting += 1
-            ended = [asyncio.ensure_future(live.ended.wait()) for live in lives]
+            all_ended = asyncio.Event()
+
+            async def watch() -> None:
+                for live in lives:
+                    await live.ended.wait()
+                all_ended.set()
+
+            watcher = asyncio.ensure_future(watch())
             try:
                 async with self.runner.ports.yielded(self.caller):
-                    await asyncio.wait(ended, timeout=request.timeout)
+                    await self.runner.ports.clock.wait_for(all_ended, request.timeout)
             finally:
-                for live, waited in zip(lives, ended, strict=True):
+                watcher.cancel()
+                for live in lives:
                     live.waiting -= 1
-                    waited.cancel()
         now = {p.id: p for p in self.runner.programs(me)}
         current = [now.get(p.id, p) for p in selected]
         items = [
