@@ -315,3 +315,25 @@ async def test_invalid_calls_are_refused_with_the_tools_texts(home, work):
         wait = await program(root, action="wait", timeout=5)
     assert (res.is_error, res.text) == (True, "Invalid program call: run needs `code`.")
     assert wait.text == "Invalid program call: `timeout` for wait must be from 10 to 3600 seconds."
+
+
+async def test_a_long_wait_is_truncated_and_omitted_results_stay_unreturned(home, work):
+    code = "return 'r' * 30000"  # each result 30 KB: two of them pass the 50 KB limit
+    async with runtime(home) as rt:
+        root = await rt.open_root(cwd=work)
+        ids = [(await run(root, code, background=True)).details["id"] for _ in range(3)]
+        for i in ids:
+            await until(lambda i=i: rt.store.get_program(i).state == "completed")
+        short = shorts(rt, root)
+        first = await program(root, action="wait")
+        returned = [rt.store.get_program(i).returned for i in ids]
+        second = await program(root, action="wait")
+    assert first.text.endswith(
+        f"[Results omitted: {short[ids[2]]}. Use wait with fewer targets.]"
+    )
+    assert f'<program-result id="{short[ids[1]]}" status="completed">' in first.text
+    assert "</program-result>\n\n[Results omitted" in first.text
+    path = re.search(r"Full output: (\S+)\]", first.text).group(1)
+    assert open(path, encoding="utf-8").read().count("<program-result") == 3
+    assert returned == [True, True, False]
+    assert wall(second.text) == "Script completed\nWall time 0.0 seconds\nOutput:\n" + "r" * 30000
