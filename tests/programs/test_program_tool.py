@@ -337,3 +337,18 @@ async def test_a_long_wait_is_truncated_and_omitted_results_stay_unreturned(home
     assert open(path, encoding="utf-8").read().count("<program-result") == 3
     assert returned == [True, True, False]
     assert wall(second.text) == "Script completed\nWall time 0.0 seconds\nOutput:\n" + "r" * 30000
+
+
+async def test_the_modules_the_description_names_import_and_files_and_processes_do_not(
+    home, work
+):
+    modules = "math, time, datetime, collections, itertools, functools, random, typing"
+    code = f"import {modules}, dataclasses\nreturn json.dumps(re.findall('a', 'aa'))"
+    async with runtime(home) as rt:
+        root = await rt.open_root(cwd=work)
+        imported = await run(root, code)
+        opened = await run(root, "open('/etc/passwd').read()")
+        spawned = await run(root, "import subprocess")
+    assert wall(imported.text).endswith('Output:\n["a", "a"]')
+    assert "PermissionError: Permission denied: '/etc/passwd'" in opened.text
+    assert "ModuleNotFoundError: No module named 'subprocess'" in spawned.text
