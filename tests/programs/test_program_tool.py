@@ -1,7 +1,9 @@
 """The `program` tool as a model uses it: run in the foreground and the background,
 wait, list and stop, with the result layout and texts of PROGRAM-NOTES.md."""
 
+import asyncio
 import re
+from pathlib import Path
 
 from program_support import ElapsedClock, Script, program, run, runtime, shorts, user_texts
 
@@ -66,7 +68,7 @@ async def test_a_failed_tool_call_raises_and_the_failure_lists_the_calls_made(ho
         "Traceback (most recent call last):\n"
         '  File "<program>", line 3, in <module>\n'
         "    await tools.read(path='missing.txt')\n"
-        f"ToolError: File not found: missing.txt\n"
+        "ToolError: File not found: missing.txt\n"
         "\n"
         "Tool calls made before the failure (they are not undone): read (ok), read (error)"
     )
@@ -148,9 +150,7 @@ async def test_a_timeout_stops_a_busy_loop(home, work):
     )
 
 
-async def test_output_over_ten_thousand_tokens_keeps_head_and_tail_and_saves_the_whole(
-    home, work
-):
+async def test_output_over_ten_thousand_tokens_keeps_head_and_tail_and_saves_the_whole(home, work):
     code = "for i in range(3000):\n    print(f'line {i:05d} ' + 'x' * 10)"
     async with runtime(home) as rt:
         root = await rt.open_root(cwd=work)
@@ -159,7 +159,7 @@ async def test_output_over_ten_thousand_tokens_keeps_head_and_tail_and_saves_the
     assert res.text.startswith("Warning: truncated output (original token count: ")
     path = re.search(r"\[Full output: (.+) \(read with offset/limit\)\]\Z", res.text).group(1)
     assert path.startswith(str(home / "outputs" / root.id))
-    full = open(path, encoding="utf-8").read()
+    full = Path(path).read_text(encoding="utf-8")
     assert full.startswith("Script completed\n")
     assert "line 01500 " in full and "line 01500 " not in res.text
     assert "line 00000 " in res.text and "line 02999 " in res.text
@@ -328,20 +328,16 @@ async def test_a_long_wait_is_truncated_and_omitted_results_stay_unreturned(home
         first = await program(root, action="wait")
         returned = [rt.store.get_program(i).returned for i in ids]
         second = await program(root, action="wait")
-    assert first.text.endswith(
-        f"[Results omitted: {short[ids[2]]}. Use wait with fewer targets.]"
-    )
+    assert first.text.endswith(f"[Results omitted: {short[ids[2]]}. Use wait with fewer targets.]")
     assert f'<program-result id="{short[ids[1]]}" status="completed">' in first.text
     assert "</program-result>\n\n[Results omitted" in first.text
     path = re.search(r"Full output: (\S+)\]", first.text).group(1)
-    assert open(path, encoding="utf-8").read().count("<program-result") == 3
+    assert Path(path).read_text(encoding="utf-8").count("<program-result") == 3
     assert returned == [True, True, False]
     assert wall(second.text) == "Script completed\nWall time 0.0 seconds\nOutput:\n" + "r" * 30000
 
 
-async def test_the_modules_the_description_names_import_and_files_and_processes_do_not(
-    home, work
-):
+async def test_the_modules_the_description_names_import_and_files_and_processes_do_not(home, work):
     modules = "math, time, datetime, collections, itertools, functools, random, typing"
     code = f"import {modules}, dataclasses\nreturn json.dumps(re.findall('a', 'aa'))"
     async with runtime(home) as rt:
@@ -352,3 +348,20 @@ async def test_the_modules_the_description_names_import_and_files_and_processes_
     assert wall(imported.text).endswith('Output:\n["a", "a"]')
     assert "PermissionError: Permission denied: '/etc/passwd'" in opened.text
     assert "ModuleNotFoundError: No module named 'subprocess'" in spawned.text
+
+
+async def test_aborting_the_callers_turn_stops_its_foreground_program(home, work):
+    from piagents.testing import Reply, ToolCall
+
+    script = Script()
+    busy = {"action": "run", "code": "while True:\n    pass"}
+    script.on(None, lambda call: Reply(tool_calls=[ToolCall("program", busy)]))
+    async with runtime(home, script) as rt:
+        root = await rt.open_root(cwd=work)
+        turn = asyncio.ensure_future(root.prompt("loop"))
+        await until(lambda: rt.programs.live, "the Program runs")
+        await root.abort()
+        record = rt.store.programs(root.id)[0]
+        await asyncio.gather(turn, return_exceptions=True)
+    assert (record.state, record.reason) == ("stopped", "its caller's turn was aborted.")
+    assert "Script aborted: its caller's turn was aborted." in record.result

@@ -28,7 +28,10 @@ def test_a_single_result_with_programs_running_is_a_block_before_still_running()
 
 def test_a_single_failed_result_is_a_block():
     out = render_program_wait([item(1, "Script failed", "failed")], [])
-    assert out.text == '<program-result id="short001" status="failed">\nScript failed\n</program-result>'
+    assert (
+        out.text
+        == '<program-result id="short001" status="failed">\nScript failed\n</program-result>'
+    )
 
 
 def test_only_running_programs_are_named():
@@ -40,7 +43,9 @@ def test_the_result_crossing_the_limit_keeps_its_closing_tag_and_later_ones_are_
     items = [item(1, "small"), item(2, big), item(3, "later"), item(4, "last")]
     out = render_program_wait(items, ["short005"], full_output_path="/o/w.txt", max_lines=40)
     blocks = out.text.split("\n\n")
-    assert blocks[0] == '<program-result id="short001" status="completed">\nsmall\n</program-result>'
+    assert (
+        blocks[0] == '<program-result id="short001" status="completed">\nsmall\n</program-result>'
+    )
     assert blocks[1].startswith('<program-result id="short002" status="completed">\nline 0\n')
     assert "[Showing lines 1-" in out.text and "of 100. Full output: /o/w.txt]" in out.text
     assert out.text.endswith(
