@@ -365,3 +365,17 @@ async def test_aborting_the_callers_turn_stops_its_foreground_program(home, work
         await asyncio.gather(turn, return_exceptions=True)
     assert (record.state, record.reason) == ("stopped", "its caller's turn was aborted.")
     assert "Script aborted: its caller's turn was aborted." in record.result
+
+
+async def test_a_stored_value_over_the_size_limit_fails_the_program_naming_it(home, work):
+    async with runtime(home) as rt:
+        root = await rt.open_root(cwd=work)
+        res = await run(root, "store('big', 'x' * 1000001)")
+        bad_key = await run(root, "store('', 1)")
+        values = rt.store.program_values(root.id)
+    assert (
+        "ValueError: store(): the value of 'big' is 1000003 characters of JSON, "
+        "over the limit of 1000000"
+    ) in res.text
+    assert "ValueError: store(): the key must be a string of 1 to 200 characters" in bad_key.text
+    assert values == {}

@@ -19,7 +19,7 @@ from piagents.programs.texts import CallMade, ProgramState
 
 
 @dataclass(frozen=True, slots=True)
-class Stop:
+class StopCause:
     """Why a running Program was stopped from outside: `detail` ends its error line."""
 
     kind: Literal["timed_out", "aborted"]
@@ -32,8 +32,8 @@ class RunResult:
     text: str
 
 
-def timed_out(timeout: float) -> Stop:
-    return Stop("timed_out", texts.timeout_expired(timeout))
+def timed_out(timeout: float) -> StopCause:
+    return StopCause("timed_out", texts.timeout_expired(timeout))
 
 
 def console_lines(printed: Sequence[str]) -> list[str]:
@@ -48,7 +48,7 @@ def run_result(
     items: Sequence[str],
     printed: Sequence[str],
     calls: Sequence[CallMade],
-    stop: Stop | None,
+    stop: StopCause | None,
     cleanup_failed: bool,
 ) -> RunResult:
     """`outcome` is None when the run did not end by itself (`stop` says why), or
@@ -69,7 +69,7 @@ def run_result(
         elif outcome is not None and outcome.state == "failed":
             error, state = outcome.error or "", "failed"
         else:
-            raise ValueError("a stopped outcome needs the Stop that says why")
+            raise ValueError("a stopped outcome needs the StopCause that says why")
         text = texts.failed(seconds, output, error, calls)
     if cleanup_failed:
         text += f"\n\n{texts.CLEANUP_ERROR}"

@@ -12,6 +12,7 @@ waiting for it. A caller going offline, or the runtime closing, stops its Progra
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import time
@@ -24,12 +25,19 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from piagents.agents.clock import AsyncioClock, WaitClock
+from piagents.harness.tool_calls import failure_text
 from piagents.harness.tools.base import Tool
 from piagents.programs import texts
 from piagents.programs.addressing import short_ids
 from piagents.programs.calls import Run
 from piagents.programs.ports import Closed, ProgramAgents, ProgramScope
-from piagents.programs.run_result import RunResult, Stop, run_result, sandbox_failure, timed_out
+from piagents.programs.run_result import (
+    RunResult,
+    StopCause,
+    run_result,
+    sandbox_failure,
+    timed_out,
+)
 from piagents.programs.sandbox import Limits, SandboxError, SandboxPool, ScriptOutcome, run_script
 from piagents.programs.script_api import script_externals, script_prelude
 from piagents.programs.script_host import ProgramHost, prelude_names
@@ -73,7 +81,7 @@ class LiveProgram:
     host: ProgramHost
     task: asyncio.Task[ProgramRecord] | None = None  # runs it and records its end
     script: asyncio.Future[ScriptOutcome] | None = None  # its script, cancelled to stop it
-    stop: Stop | None = None
+    stop: StopCause | None = None
     waiting: int = 0  # the caller's `wait` calls waiting for it now
     silent: bool = False  # no notification: it stops because its caller goes away
     ended: asyncio.Event = field(default_factory=asyncio.Event)
@@ -150,9 +158,12 @@ class ProgramRunner:
                 outcome = await live.script
             except asyncio.CancelledError:
                 if live.stop is None:  # cancelled from outside the runner
-                    live.stop = Stop("aborted", texts.RUNTIME_CLOSED)
+                    live.stop = StopCause("aborted", texts.RUNTIME_CLOSED)
             except SandboxError as exc:
                 failure = sandbox_failure(time.monotonic() - started, str(exc))
+            except Exception as exc:  # a fault of the host's side: the Program fails with it
+                log.exception("Program %s failed on the host's side", request.id)
+                failure = sandbox_failure(time.monotonic() - started, failure_text(exc))
         if outcome is not None and outcome.state == "stopped" and request.timeout is not None:
             live.stop = timed_out(request.timeout)
         closed = await self._close_agents(live)
@@ -210,7 +221,9 @@ class ProgramRunner:
         self.live.pop(ended.id, None)
         live.ended.set()
         if ended.background and not live.waiting and not live.silent and not self._closed:
-            self.ports.notify(caller, texts.notification(live.scope.short_id, ended.state))
+            with contextlib.suppress(StoreError):  # the result is recorded: only unsent
+                short = self.short_id(caller.id, ended.id)  # as it is shown now
+                self.ports.notify(caller, texts.notification(short, ended.state))
         return ended
 
     async def _started_pool(self) -> SandboxPool:
@@ -229,7 +242,7 @@ class ProgramRunner:
         if task is None or task.done():
             return True
         if live.stop is None:
-            live.stop = Stop("aborted", reason)
+            live.stop = StopCause("aborted", reason)
         if live.script is not None:
             live.script.cancel()
         # Its own cleanup (its Agents, its tool calls) has the cleanup timeout; the
