@@ -126,7 +126,10 @@ class Runtime:
         # Roots woken by an input from another Agent; unloaded again once idle.
         self._woken = WokenRoots(
             agents=self.agents,
-            state_of=self.coordinator.state_of,
+            # A root with a Program running is not idle: its Program would stop.
+            state_of=lambda i: (
+                "running" if self.programs.running(i) else self.coordinator.state_of(i)
+            ),
             unload=self.unload,
             background=self.background,
             closing=lambda: self.closing or self._tg is None,

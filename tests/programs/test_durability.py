@@ -74,3 +74,38 @@ async def test_a_process_killed_during_a_background_program_reopens_it_stopped(
         "Script failed\nWall time 0.0 seconds\nOutput:\n\nScript error:\n"
         f"Script aborted: {reason}\n\nNo tool calls were made.\n</program-result>"
     )
+
+
+async def test_a_woken_root_stays_loaded_while_its_background_program_runs(home, work):
+    from program_support import Script, user_texts
+
+    from piagents.testing import Reply, ToolCall
+
+    script = Script()
+    heard = []
+    hold = "while [ ! -f go ]; do sleep 0.02; done"
+    start = {"action": "run", "code": f"await tools.bash(command={hold!r})", "background": True}
+
+    def sleeper(call):
+        heard.append(user_texts(call)[-1])
+        if len(heard) == 1 and not any(m.role == "toolResult" for m in call.messages):
+            return Reply(tool_calls=[ToolCall("program", start)])
+        return "ok"
+
+    script.on("sleeper", sleeper)
+    script.on(None, lambda call: "caller turn")
+    async with runtime(home, script) as rt:
+        sid = (await rt.open_root(cwd=work, name="sleeper")).id
+    async with runtime(home, script) as rt:
+        caller = await rt.open_root(cwd=work, name="caller")
+        message = {"action": "send", "target": "sleeper", "message": "wake up"}
+        assert not (await caller.call_tool("agent", message)).is_error
+        await until(lambda: rt.programs.running(sid), "the woken root's Program runs")
+        await until(lambda: rt.coordinator.state_of(sid) == "idle", "its turn ended")
+        loaded_while_running = sid in rt.agents
+        (work / "go").write_text("")
+        await until(lambda: sid not in rt.agents, "unloaded once its Program ended")
+        program = rt.store.programs(sid)[0]
+    assert loaded_while_running
+    assert program.state == "completed"
+    assert heard[-1].startswith("Program ") and heard[-1].endswith(" completed.")

@@ -278,6 +278,10 @@ class ProgramRunner:
 
     # ---- reading ------------------------------------------------------------------
 
+    def running(self, caller_id: str) -> bool:
+        """Whether the caller has a Program running here (work that keeps it loaded)."""
+        return any(p.record.caller_id == caller_id for p in self.live.values())
+
     def programs(self, caller_id: str) -> list[ProgramRecord]:
         """The caller's Programs, newest first, as recorded (live ones as they are now)."""
         return self.ports.store().programs(caller_id)
