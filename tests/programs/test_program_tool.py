@@ -2,6 +2,7 @@
 wait, list and stop, with the result layout and texts of PROGRAM-NOTES.md."""
 
 import asyncio
+import json
 import re
 from pathlib import Path
 
@@ -379,3 +380,19 @@ async def test_a_stored_value_over_the_size_limit_fails_the_program_naming_it(ho
     ) in res.text
     assert "ValueError: store(): the key must be a string of 1 to 200 characters" in bad_key.text
     assert values == {}
+
+
+async def test_bash_output_past_its_limit_is_flagged_with_its_full_output_file(home, work):
+    many = "seq 1 5000"
+    code = (
+        f"ok = await tools.bash(command={many!r})\n"
+        f"bad = await tools.bash(command={many + '; exit 1'!r})\n"
+        "return [[r['truncated'], r['exit_code'], r['full_output_path']] for r in (ok, bad)]"
+    )
+    async with runtime(home) as rt:
+        root = await rt.open_root(cwd=work)
+        res = await run(root, code)
+    value = json.loads(res.text.split("Output:\n", 1)[1])
+    assert [v[:2] for v in value] == [[True, 0], [True, 1]]
+    for _, _, path in value:
+        assert Path(path).read_text().splitlines()[-1] == "5000"

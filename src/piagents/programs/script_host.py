@@ -37,6 +37,7 @@ MAX_KEY_CHARS = 200
 MAX_VALUE_CHARS = 1_000_000  # one stored value's JSON text
 NO_AGENTS = "agent() is not available: this runtime runs Programs without Agents."
 _EXIT = re.compile(r"(?:\n\n)?Command exited with code (-?\d+)\Z")
+_NOTICE = re.compile(r"\[Showing [^\n]*\. Full output: ([^\n]+)\]\Z")  # bash's own
 
 
 def prelude_names(names: Sequence[str]) -> list[str]:
@@ -178,10 +179,14 @@ def _bash_result(result: ToolResult, seconds: float) -> dict[str, JsonValue] | N
         code, text = int(found.group(1)), text[: found.start()]
     details = result.details if isinstance(result.details, dict) else {}
     path = details.get("fullOutputPath")
+    truncated = "truncation" in details
+    if result.is_error:  # an error result has no details: its notice names the file
+        notice = _NOTICE.search(text)
+        truncated, path = notice is not None, notice.group(1) if notice else None
     out: dict[str, JsonValue] = {
         "output": "" if text == "(no output)" else text,
         "exit_code": code,
-        "truncated": "truncation" in details,
+        "truncated": truncated,
         "wall_time_seconds": round(seconds, 3),
     }
     if path:
