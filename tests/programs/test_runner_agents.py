@@ -6,6 +6,8 @@ import asyncio
 
 from program_support import runtime
 
+from support import until
+
 from piagents.programs import texts
 from piagents.programs.calls import Run
 from piagents.programs.ports import Closed
@@ -100,3 +102,61 @@ async def test_a_program_without_agents_closes_none(home, work):
         await runner.run_foreground(root, Run("return 1"), lambda: root.loop.tools)
         await runner.close()
     assert agents.closed == []
+
+
+class StuckAgents(EchoAgents):
+    """Agents whose closing does not end until the test lets it."""
+
+    def __init__(self):
+        super().__init__()
+        self.release = asyncio.Event()
+
+    async def close(self, scope, timeout):
+        await self.release.wait()
+        return Closed(("id-w",))
+
+
+async def test_stop_says_when_a_program_did_not_stop_within_the_timeout(home, work):
+    from program_support import program
+
+    from piagents.programs.tool import ProgramTool
+
+    agents = StuckAgents()
+    settings = {"pi-agents": {"abortTimeoutMs": 100}}
+    async with runtime(home, settings=settings) as rt:
+        root = await rt.open_root(cwd=work)
+        runner = runner_for(rt, agents)
+        tool = ProgramTool(runner, root)
+        root.loop.tools["program"] = tool
+        code = "agent(name='w')\nwhile True:\n    pass"
+        pid = (await program(root, action="run", code=code, background=True)).details["id"]
+        short = tool.runner.short_id(root.id, pid)
+        await until(lambda: agents.made, "the Program made its Agent")
+        stopped = await program(root, action="stop", target=short)
+        agents.release.set()
+        await until(lambda: rt.store.get_program(pid).state != "running")
+        await runner.close()
+        record = rt.store.get_program(pid)
+    assert stopped.is_error
+    assert stopped.text == (
+        f"Program {short} did not stop within the timeout and may still be running."
+    )
+    assert record.state == "stopped"
+    assert record.result.endswith(f"No tool calls were made.\n\n{texts.CLEANUP_ERROR}")
+
+
+async def test_tool_calls_still_running_when_a_program_stops_are_listed_as_cancelled(home, work):
+    from program_support import program, shorts
+
+    hold = "while [ ! -f go ]; do sleep 0.02; done"
+    code = f"await tools.ls(path='.')\nawait tools.bash(command={hold!r})"
+    (work / "go").unlink(missing_ok=True)
+    async with runtime(home) as rt:
+        root = await rt.open_root(cwd=work)
+        pid = (await program(root, action="run", code=code, background=True)).details["id"]
+        await until(lambda: [c.name for c in rt.programs.live[pid].host.calls] == ["ls", "bash"])
+        await program(root, action="stop", target=shorts(rt, root)[pid])
+        record = rt.store.get_program(pid)
+    assert record.result.endswith(
+        "Tool calls made before the failure (they are not undone): ls (ok), bash (cancelled)"
+    )

@@ -149,7 +149,11 @@ class ProgramRunner:
         request = live.record
         outcome: ScriptOutcome | None = None
         failure: RunResult | None = None
-        limits = dataclasses.replace(self.ports.limits, timeout_s=request.timeout)
+        limits = dataclasses.replace(
+            self.ports.limits,
+            timeout_s=request.timeout,
+            cleanup_timeout_s=self.ports.cleanup_timeout(),
+        )
         # The script runs in a task of its own, the one `stop` cancels: this one lives
         # on to record the end (a task cancelled before its first step runs nothing).
         if live.stop is None:
