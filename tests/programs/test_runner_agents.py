@@ -6,13 +6,12 @@ import asyncio
 
 from program_support import runtime
 
-from support import until
-
 from piagents.programs import texts
 from piagents.programs.calls import Run
 from piagents.programs.ports import Closed
 from piagents.programs.runner import ProgramRunner
 from piagents.programs.script_api import ToolError
+from support import until
 
 
 class EchoAgents:
