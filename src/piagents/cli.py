@@ -71,7 +71,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="continue the latest session in this directory",
     )
     p.add_argument("--session", help="continue the session with this id")
-    p.add_argument("--tools", help="comma-separated tools to offer (default: all)")
+    p.add_argument(
+        "--tools",
+        help="comma-separated tools to offer (default: all but program); "
+        "+name adds one to the defaults, e.g. --tools +program",
+    )
+    p.add_argument(
+        "--program-only",
+        action="store_true",
+        help="offer only the program tool; Programs reach the other tools through tools.*",
+    )
     p.add_argument("--no-tools", action="store_true", help="offer no built-in tools")
     p.add_argument("--system-prompt", help="replace the default system prompt")
     p.add_argument("--append-system-prompt", help="text appended to the system prompt")
@@ -323,6 +332,7 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
             tools=tools,
             system_prompt=args.system_prompt,
             append_system_prompt=args.append_system_prompt,
+            program_only=args.program_only,
         )
     except ValueError as exc:
         raise CliError(str(exc), EXIT_USAGE) from exc
@@ -371,10 +381,10 @@ def _print_answer(answer: str) -> int:
 
 
 def _check_tool_names(names: list[str]) -> None:
-    from piagents.harness.tools import BUILTIN_TOOL_NAMES
+    from piagents.tool_choice import known_tool_names
 
-    known = (*BUILTIN_TOOL_NAMES, "agent")
-    unknown = [n for n in names if n not in known]
+    known = known_tool_names()
+    unknown = [n for n in names if n.removeprefix("+") not in known]
     if unknown:
         raise CliError(
             f"unknown tool {', '.join(unknown)} in --tools; known tools: {', '.join(known)}",

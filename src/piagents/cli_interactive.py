@@ -36,6 +36,7 @@ async def run_interactive(args: argparse.Namespace) -> int:
             tools=_tools(args),
             system_prompt=args.system_prompt,
             append_system_prompt=args.append_system_prompt,
+            program_only=args.program_only,
         )
     except ValueError as exc:
         raise CliError(str(exc), EXIT_USAGE) from exc

@@ -9,7 +9,9 @@ store opens later), never copied.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Coroutine
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, cast
@@ -18,8 +20,11 @@ from piagents.agent import Agent
 from piagents.agents.clock import WaitClock
 from piagents.agents.coordinator import Coordinator
 from piagents.agents.delivery import Delivery
+from piagents.agents.errors import AgentCallError
 from piagents.agents.operations import Operations
 from piagents.agents.ports import AgentsPorts, WakePolicy
+from piagents.agents.tree import Waiter
+from piagents.agents.yielding import slot_given_up
 from piagents.ai.models import ThinkingLevel
 from piagents.ai.registry import ProviderRegistry
 from piagents.config import Settings
@@ -27,8 +32,11 @@ from piagents.events.hub import EventHub
 from piagents.events.states import StateTracker
 from piagents.harness.session import Session
 from piagents.harness.tools.base import Tool
+from piagents.programs.agents import CoordinatedProgramAgents, Unload
+from piagents.programs.ports import ProgramAgents
+from piagents.programs.runner import ProgramRunner, RunnerPorts
 from piagents.read_model import ReadModel, SettingsPort
-from piagents.store.base import LeaseHolder, Store
+from piagents.store.base import LeaseHolder, Store, StoreError
 from piagents.store.records import GenerationPlacement, SessionRecord
 from piagents.supervision.ports import AgentHandle, Coordination, Delivering, SupervisionPorts
 from piagents.supervision.supervisor import Supervisor
@@ -81,6 +89,7 @@ class Parts:
     operations: Operations
     supervisor: Supervisor
     read_model: ReadModel
+    programs: ProgramRunner
 
 
 def compose(
@@ -89,8 +98,11 @@ def compose(
     states: StateTracker,
     wake: WakePolicy,
     clock: WaitClock | None = None,
+    program_agents: ProgramAgents | None = None,
 ) -> Parts:
-    """Wire the parts of the runtime `host`: each is handed what it may use of it."""
+    """Wire the parts of the runtime `host`: each is handed what it may use of it.
+    `program_agents` gives Programs their Agents (`agent()`); by default, Agents of
+    the caller's tree made and run by this runtime's coordinator."""
     supervisor: Supervisor | None = None
 
     def on_control(stored: Any) -> None:  # a control message for a worker's supervisor
@@ -157,4 +169,29 @@ def compose(
         home=host.home,
         settings=SettingsPort(lambda: host.settings, replace_settings, lambda: host.warnings),
     )
-    return Parts(coordinator, delivery, operations, supervisor, read_model)
+
+    def notify(caller: Agent, text: str) -> None:  # as the `agent` face tells an owner
+        if host.closing or host.agents.get(caller.id) is not caller:
+            return
+        with contextlib.suppress(AgentCallError, StoreError):  # the result is recorded
+            coordinator.accept(None, caller, text, "steer", notification=True)
+
+    def yielded(caller: Agent) -> AbstractAsyncContextManager[object]:
+        waiter = Waiter(caller.id, frozenset())
+        return slot_given_up(coordinator, caller.session.record, waiter)
+
+    if program_agents is None:
+        program_agents = CoordinatedProgramAgents(
+            coordinator, operations, agents_ports, cast(Unload, host.unload)
+        )
+    programs = ProgramRunner(
+        RunnerPorts(
+            store=lambda: host.store,
+            notify=notify,
+            yielded=yielded,
+            cleanup_timeout=lambda: host.settings.agents.abort_timeout_ms / 1000,
+            clock=operations.clock,
+        ),
+        program_agents,
+    )
+    return Parts(coordinator, delivery, operations, supervisor, read_model, programs)

@@ -99,6 +99,8 @@ class Settings:
     steering_mode: Literal["one-at-a-time", "all"] = "one-at-a-time"
     follow_up_mode: Literal["one-at-a-time", "all"] = "one-at-a-time"
     agents: AgentsSettings = AgentsSettings()
+    # Tool names offered by default; `+name` adds an optional tool (`program`) to them.
+    default_tools: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     errors: tuple[str, ...] = ()  # each names its file and key; see SettingsError
 
@@ -198,6 +200,7 @@ class _Reader:
 
 TOP_KEYS = {
     "defaultModel",
+    "defaultTools",
     "defaultThinkingLevel",
     "providers",
     "retry",
@@ -289,9 +292,18 @@ def parse_settings(raw: Mapping[str, Any], source: str = "settings") -> Settings
             r.choice(raw, "followUpMode", QUEUE_MODES, "one-at-a-time", "followUpMode"),
         ),
         agents=_agents(r, r.section(raw, "pi-agents")),
+        default_tools=_default_tools(r, raw),
         warnings=tuple(r.warnings),
         errors=tuple(r.errors),
     )
+
+
+def _default_tools(r: _Reader, raw: Mapping[str, Any]) -> tuple[str, ...]:
+    value = raw.get("defaultTools", [])
+    if not isinstance(value, list) or not all(isinstance(x, str) and x.strip() for x in value):
+        r.warn("defaultTools", f"expected a list of tool names, got {shown(value)}")
+        return ()
+    return tuple(x.strip() for x in value)
 
 
 # The `pi-agents` settings a front end may change while the runtime runs: their key in

@@ -17,7 +17,6 @@ from piagents.agents.coordinator import AgentCallError
 from piagents.agents.mailbox import Mailbox
 from piagents.agents.operations import fork_entries
 from piagents.agents.ports import WakePolicy
-from piagents.agents.tool import AgentTool
 from piagents.agents.woken import WokenRoots
 from piagents.ai.faux import FunctionModel
 from piagents.ai.models import ModelRef, ThinkingLevel, parse_thinking_level
@@ -32,15 +31,15 @@ from piagents.extensions import load_extensions
 from piagents.harness.context_files import ContextFileCache
 from piagents.harness.session import Session
 from piagents.harness.system_prompt import prompt_for_cwd
-from piagents.harness.tools import builtin_tools
 from piagents.harness.tools.base import Tool
+from piagents.programs.texts import CALLER_OFFLINE, RUNTIME_CLOSED
 from piagents.store import lease
 from piagents.store.base import LeaseHolder, SessionNotFound, Store, StoreError
 from piagents.store.records import GenerationPlacement, SessionRecord
 from piagents.store.sqlite import SQLiteStore
 from piagents.store.sqlite_errors import home_error
 from piagents.supervision import briefing
-from piagents.supervision.tool import SupervisionTool
+from piagents.tool_choice import ToolChoice, choose_tools
 
 log = logging.getLogger("piagents")
 
@@ -72,6 +71,7 @@ class Runtime:
         append_system_prompt: str | None = None,
         store: Store | None = None,
         wait_clock: WaitClock | None = None,
+        program_only: bool = False,
     ) -> None:
         self.home = Path(home).expanduser() if home is not None else default_home()
         try:
@@ -96,6 +96,7 @@ class Runtime:
         self._thinking_given = thinking
         self.providers = ProviderRegistry(self.settings, function_model)
         self.tool_names = tools
+        self.tool_choice = ToolChoice(tuple(tools) if tools is not None else None, program_only)
         self.custom_system_prompt, self.append_system_prompt = system_prompt, append_system_prompt
         self.context_files = ContextFileCache()  # read once per directory while unchanged
         self._store = store
@@ -121,10 +122,14 @@ class Runtime:
         self.operations = parts.operations
         self.supervisor = parts.supervisor
         self.read_model = parts.read_model  # what front ends read beside the events
+        self.programs = parts.programs  # Programs of the `program` tool; their sandbox
         # Roots woken by an input from another Agent; unloaded again once idle.
         self._woken = WokenRoots(
             agents=self.agents,
-            state_of=self.coordinator.state_of,
+            # A root with a Program running is not idle: its Program would stop.
+            state_of=lambda i: (
+                "running" if self.programs.running(i) else self.coordinator.state_of(i)
+            ),
             unload=self.unload,
             background=self.background,
             closing=lambda: self.closing or self._tg is None,
@@ -225,6 +230,7 @@ class Runtime:
         """Take every Agent offline, owned ones bottom-up before their roots."""
         self.closing = True
         self.supervisor.shut_down()
+        await self.programs.close()  # Programs stop (recorded) before their Agents go
         timeout = self.settings.agents.abort_timeout_ms / 1000
         for agent in sorted(self.agents.values(), key=self._depth, reverse=True):
             await self.unload(agent, timeout)
@@ -247,6 +253,7 @@ class Runtime:
                 reverse=True,
             ):
                 await self.unload(child, timeout)
+        await self.programs.stop_for(agent.id, RUNTIME_CLOSED if self.closing else CALLER_OFFLINE)
         if await agent.loop.close(timeout):
             # Its tools know the Agent: without them the Agent, its loop and its session
             # (a long one is most of the memory) are freed when the last reference
@@ -391,6 +398,8 @@ class Runtime:
             addition = briefing.system_prompt_addition(self.supervisor, agent)
             if addition:
                 loop.system_prompt = f"{loop.system_prompt}\n\n{addition}"
+        if reopened:  # its Programs a killed process left running end `stopped`
+            self.programs.caller_loaded(session.id)
         self.agents[session.id] = agent
         loop.listeners.append(self.event_hub.loop_listener(session.id))  # events
         self.agent_states.loaded(session.record)  # events
@@ -464,25 +473,16 @@ class Runtime:
         return agent
 
     def tools_for(self, agent: Agent) -> list[Tool]:
-        face = self.supervisor.face(agent.session.record)
-        wanted = set(self.tool_names) if self.tool_names is not None else None
-        if face == "managed":
-            available = [*builtin_tools(), *self._extension_tools()]
-            if wanted is not None:
-                available = [t for t in available if t.name in wanted]
-            return briefing.managed_tools(self.supervisor, agent, available)
-        face_tool: Tool = (
-            SupervisionTool(self.supervisor, agent)
-            if face == "supervision"
-            else AgentTool(self.operations, agent)
+        return choose_tools(
+            agent,
+            supervisor=self.supervisor,
+            operations=self.operations,
+            extensions=self._extension_tools(),
+            choice=self.tool_choice,
+            default_tools=self.settings.default_tools,
+            owner=self.agents.get(agent.session.record.owner_id or ""),
+            programs=lambda: self.programs,
         )
-        tools: list[Tool] = [*builtin_tools(), face_tool, *self._extension_tools()]
-        if wanted is not None:
-            tools = [t for t in tools if t.name in wanted]
-        owner = self.agents.get(agent.session.record.owner_id or "")
-        if owner is not None:  # an owned Agent can use only tools its owner can use
-            tools = [t for t in tools if t.name in owner.loop.tools]
-        return tools
 
     def extension_tools(self) -> list[Tool]:
         """The tools of the extensions in settings (loaded once)."""

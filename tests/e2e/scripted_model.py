@@ -56,6 +56,15 @@ def history(call: ModelCall) -> str:
     return json.dumps([[m.role, m.text] for m in call.messages])
 
 
+def run_program(call: ModelCall) -> str | Reply:
+    """One Program that lists the files through `tools.ls`; its result is the answer."""
+    results = [m.text for m in call.messages if m.role == "toolResult"]
+    if not results:
+        code = "entries = await tools.ls(path='.')\nreturn sorted(entries.split())"
+        return Reply(tool_calls=[ToolCall("program", {"action": "run", "code": code})])
+    return results[-1]
+
+
 def offered_tools(call: ModelCall) -> str:
     return "tools: " + ",".join(call.tools)
 

@@ -597,6 +597,26 @@ def test_tools_flag_offers_only_the_listed_tools(cli: Cli) -> None:
     assert sorted(result.stdout.strip().removeprefix("tools: ").split(",")) == ["ls", "read"]
 
 
+def test_plus_program_adds_the_program_tool_to_the_defaults(cli: Cli) -> None:
+    default = ok(cli.prompt("offered_tools", "-p", "which?")).stdout.strip()
+    added = ok(cli.prompt("offered_tools", "--tools", "+program", "-p", "which?")).stdout.strip()
+
+    assert "program" not in default.removeprefix("tools: ").split(",")
+    assert added == f"{default},program"
+
+
+def test_program_only_offers_program_alone_and_a_program_reaches_the_other_tools(
+    cli: Cli,
+) -> None:
+    (cli.cwd / "a.txt").write_text("a")
+    offered = ok(cli.prompt("offered_tools", "--program-only", "-p", "which?"))
+    result = ok(cli.prompt("run_program", "--program-only", "-p", "list the files"))
+
+    assert offered.stdout.strip() == "tools: program"
+    assert result.stdout.startswith("Script completed\nWall time ")
+    assert result.stdout.strip().endswith('Output:\n["a.txt"]')
+
+
 def test_an_unknown_tool_name_is_a_usage_error_listing_the_known_ones(cli: Cli) -> None:
     result = failed(cli.prompt("offered_tools", "--tools", "read,reed", "-p", "which?"))
 

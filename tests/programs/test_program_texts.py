@@ -57,6 +57,18 @@ def test_the_description_says_what_a_program_may_use() -> None:
         assert name in described
 
 
+def test_the_script_api_says_what_the_sandbox_was_found_to_run() -> None:
+    # docs/monty-notes.md: the modules, the refusals and the constructs that do not run.
+    api = texts.SCRIPT_API
+    for module in ("asyncio", "json", "re", "math", "datetime", "collections", "itertools"):
+        assert f"`{module}`" in api
+    assert "`open()` is refused" in api
+    for missing in ("class inheritance", "generators (`yield`)", "`async with`", "`del`"):
+        assert missing in api
+    assert api.endswith("such a construct fails with its line number.")
+    assert texts.description() == f"{texts.DESCRIPTION}\n\n{api}"
+
+
 def test_program_only_lists_the_other_tools_in_the_description() -> None:
     described = texts.description([("read", "Read a file."), ("bash", "Run a command.")])
     assert described.endswith(

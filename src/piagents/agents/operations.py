@@ -27,6 +27,7 @@ from piagents.agents.spawn_options import SpawnOptions, spawn_options
 from piagents.agents.texts import Shown
 from piagents.agents.tree import AgentMarks, Waiter
 from piagents.agents.wait_output import ResultItem, render_wait
+from piagents.agents.yielding import slot_given_up
 from piagents.ai.registry import ProviderRegistry
 from piagents.harness.tools.base import ToolResult
 from piagents.store.base import StoreError
@@ -203,31 +204,11 @@ class Operations:
             except AgentCallError as exc:
                 return error(str(exc))
         ids = frozenset(s.id for s in selected)
-        marks = self.c.marks.setdefault(me.id, AgentMarks())
         waiter = Waiter(me.id, ids)
         interrupted = False
         if any(tree.pending(i) for i in ids):
-            marks.waiters.append(waiter)
-            if not me.is_root and tree.slots.holds(me.id):
-                marks.gave_up_slot = True
-                tree.slots.release(me.id)
-            self.c.changed()
-            try:
+            async with slot_given_up(self.c, me, waiter):
                 await self.clock.wait_for(waiter.done, timeout)
-            finally:
-                # On timeout or cancellation too; the last wait to end lines up for the slot.
-                tree.end_wait(waiter, marks)
-                marks.waiters.remove(waiter)
-                resume = marks.resume if not marks.waiters else None
-                if resume is not None:
-                    marks.resume, marks.gave_up_slot = None, False
-                    marks.resuming = True
-                    self.c.changed()
-                    try:
-                        await tree.slots.claimed(me.id, resume)
-                    finally:
-                        marks.resuming = False
-                self.c.changed()
             interrupted = waiter.interrupted
         return self._collect(caller, selected, history, interrupted)
 

@@ -15,6 +15,13 @@ Its public names, each imported on first use from the module that defines it:
   pure functions), `calls` (its argument schema, each call checked into one
   request) and `addressing` (Programs' short IDs, targets by ID or unique prefix).
 
+- Running them: `runner` (`ProgramRunner`, one per runtime: the sandbox's pool,
+  the Programs running, their records, stops and notifications), `script_host`
+  (the runtime's side of one Program's script API), `run_result` and
+  `wait_output` (their results as the caller reads them, pure), and `tool`
+  (`ProgramTool`, the `program` tool of one caller). `ports` is what they need of
+  the Agents face (`ProgramAgents`).
+
 The script's traceback text (`script_errors`) and its source edits
 (`script_source`) are the sandbox's own.
 """

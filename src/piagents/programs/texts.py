@@ -32,13 +32,14 @@ DESCRIPTION = (
 )
 
 SCRIPT_API = (
-    "Script API (Python, in a sandbox: no files, network, processes, environment or "
-    "imports but `asyncio`, `json`, `re`, `math` and the like; everything it does goes "
-    "through the caller's tools):\n"
+    "Script API (Python in a sandbox: no files, network, processes or environment; "
+    "`open()` is refused and only these modules import: `asyncio`, `json`, `re` (already "
+    "imported), `math`, `time`, `datetime`, `collections`, `itertools`, `functools`, "
+    "`random`, `typing`, `dataclasses`; everything else goes through the caller's tools):\n"
     "- `await tools.<name>(**args)`: a tool with its parameters as keyword arguments; "
     "returns its text (`bash`: a dict with `output`, `exit_code`, `truncated`, "
-    "`wall_time_seconds` and, when cut, `full_output_path`); a failed or refused call "
-    "raises `ToolError`.\n"
+    "`wall_time_seconds` and, when cut, `full_output_path`, also for a non-zero exit "
+    "code); a failed or refused call raises `ToolError`.\n"
     "- `w = agent(name=?, cwd=?, context=?, model=?, thinking_level=?)`: an idle Agent "
     "of this Program (`w.id`, `w.name`); `await w.send(message)` returns its answer and "
     "raises if the input fails or is aborted; `schema={...}` (a JSON schema) makes it "
@@ -49,9 +50,12 @@ SCRIPT_API = (
     "console block; `store(key, value)` / `load(key)` keep JSON values for later "
     "Programs of this caller (kept only if the Program completes); `return value` "
     "is the Program's value.\n"
-    "Python as models write it runs: top-level `await` and `return`, `try`/`except`, "
-    "f-strings, comprehensions, functions, classes; an unsupported construct fails "
-    "with its line number."
+    "Runs: top-level `await` and `return`, `try`/`except`, f-strings, comprehensions, "
+    "functions, lambdas, closures, `match`, `with`, classes without bases, `@dataclass`. "
+    "Not available: class inheritance (so no exception classes of your own: catch "
+    "`ToolError`, a `RuntimeError`), generators (`yield`), `async with`, `async for`, "
+    "`del`, `@property`/`@staticmethod`/`@classmethod`, `asyncio.create_task` and "
+    "`asyncio.wait_for`, `globals()`, `dir()`; such a construct fails with its line number."
 )
 
 PROMPT_SNIPPET = "Run Python that composes tool calls and Agents"
@@ -252,3 +256,16 @@ def _tokens(chars: int) -> int:
 
 def needs_truncation(text: str) -> bool:
     return len(text) > MAX_OUTPUT_TOKENS * CHARS_PER_TOKEN
+
+
+# ---- why a Program stopped (its record's reason; its `Script aborted: …` line) ----
+
+STOPPED_BY_CALLER = "the Program was stopped by its caller."
+CALLER_TURN_ABORTED = "its caller's turn was aborted."
+CALLER_OFFLINE = "its caller went offline."
+RUNTIME_CLOSED = "the runtime closed."
+PROCESS_ENDED = "the process that ran it ended before the Program did."
+
+
+def timeout_expired(timeout: float) -> str:
+    return f"the Program ran longer than its timeout of {timeout:g} seconds."

@@ -1,0 +1,44 @@
+"""One runner per runtime: the sandbox's workers start with the first Program and end
+when the runtime closes; Programs are records from their start to their one end."""
+
+from program_support import run, runtime
+
+from piagents.programs.sandbox import _worker_processes
+
+
+async def test_the_sandboxs_workers_start_with_the_first_program_and_end_with_the_runtime(
+    home, work
+):
+    before = _worker_processes()
+    async with runtime(home) as rt:
+        root = await rt.open_root(cwd=work)
+        idle = _worker_processes() - before
+        await run(root, "return 1")
+        serving = _worker_processes() - before
+    assert idle == set()
+    assert serving != set()
+    assert _worker_processes() - before == set()
+
+
+async def test_a_program_is_recorded_running_at_its_start_and_ended_once(home, work):
+    seen = []
+    async with runtime(home) as rt:
+        root = await rt.open_root(cwd=work)
+        rt.store.add_program = record_add(rt.store.add_program, seen)
+        res = await run(root, "return 'v'")
+        record = rt.store.get_program(res.details["id"])
+        ended_again = rt.store.end_program(record)
+    assert [(p.state, p.code) for p in seen] == [("running", "return 'v'")]
+    assert (record.state, record.reason, record.returned) == ("completed", None, True)
+    assert record.result == res.text
+    assert record.caller_id == root.id and record.root_id == root.id
+    assert record.ended is not None and record.ended >= record.created
+    assert ended_again is False
+
+
+def record_add(add, seen):
+    def recorded(program):
+        seen.append(program)
+        add(program)
+
+    return recorded
