@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable
 
 import pytest
 
@@ -49,7 +50,35 @@ async def test_a_cancelled_caller_stops_waiting_and_the_thread_finishes_on_its_o
 def test_the_pool_is_calm_once_its_jobs_end() -> None:
     pool = DaemonPool()
     go = threading.Event()
-    pool.submit(go.wait)
+
+    def job() -> None:
+        go.wait()
+
+    pool.submit(job)
     assert not pool.wait_calm(0.01)
     go.set()
     assert pool.wait_calm(10)
+
+
+def test_a_job_submitted_as_soon_as_a_result_is_handed_over_finds_its_thread_free() -> None:
+    """The hand-over runs once the thread counts as idle: a caller that submits its next
+    job the moment it has a result reuses the thread (had the result been handed over
+    first, each next job would have found every thread busy and started another)."""
+    pool = DaemonPool()
+    finished = threading.Event()
+    handed = 0
+
+    def job() -> Callable[[], None]:
+        def hand_over() -> None:
+            nonlocal handed
+            handed += 1
+            if handed < 20:
+                pool.submit(job)
+            else:
+                finished.set()
+
+        return hand_over
+
+    pool.submit(job)
+    assert finished.wait(10)
+    assert pool.threads == 1

@@ -25,6 +25,7 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 EXIT_GRACE_S = 2.0
+Job = Callable[[], Callable[[], None] | None]
 
 
 class DaemonPool:
@@ -32,17 +33,20 @@ class DaemonPool:
 
     Each job given is matched with a thread of its own at once: an idle one, or a
     new one when every thread is busy, so a job stuck for good holds up no other.
+    A job returns what hands its result over (or None): that runs once its thread
+    counts as idle again, so a caller that submits its next job as soon as it has
+    the result finds the thread free instead of starting another.
     """
 
     def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[Job] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._idle = 0  # threads waiting for a job that no job has claimed yet
         self._busy = 0
         self._calm = threading.Condition(self._lock)  # notified when nothing is busy
         self.threads = 0
 
-    def submit(self, job: Callable[[], None]) -> None:
+    def submit(self, job: Job) -> None:
         with self._lock:
             self._busy += 1
             if self._idle:
@@ -58,14 +62,17 @@ class DaemonPool:
     def _work(self) -> None:
         while True:
             job = self._jobs.get()
+            hand_over: Callable[[], None] | None = None
             try:
-                job()
+                hand_over = job()
             finally:
                 with self._lock:
                     self._busy -= 1
                     self._idle += 1
                     if not self._busy:
                         self._calm.notify_all()
+            if hand_over is not None:
+                hand_over()
 
     def wait_calm(self, timeout: float) -> bool:
         """Wait up to `timeout` seconds until no job runs; whether none does."""
@@ -90,15 +97,19 @@ async def run_blocking(func: Callable[P, T], /, *args: P.args, **kwargs: P.kwarg
         else:
             future.set_result(result)  # type: ignore[arg-type]
 
-    def job() -> None:
+    def job() -> Callable[[], None]:
         result: T | None = None
         error: BaseException | None = None
         try:
             result = context.run(func, *args, **kwargs)
         except BaseException as exc:  # handed to the caller, whatever it is
             error = exc
-        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
-            loop.call_soon_threadsafe(settle, result, error)
+
+        def hand_over() -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
+                loop.call_soon_threadsafe(settle, result, error)
+
+        return hand_over
 
     _pool.submit(job)
     return await future
