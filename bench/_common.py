@@ -18,6 +18,7 @@ import pstats
 import shutil
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -157,3 +158,30 @@ def profiled(fn: Callable[[], Any], top: int = 25) -> Any:
     finally:
         profiler.disable()
         print_profile(profiler, top)
+
+
+def run_json(argv: list[str]) -> list[dict[str, Any]]:
+    """Run a benchmark process (importing piagents from this checkout); its JSON lines."""
+    done = subprocess.run(argv, capture_output=True, text=True, env=subprocess_env())
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed:\n{done.stderr}")
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+
+def ratio_row(bench: str, name: str, ours: list[float], peer: list[float], peer_name: str) -> None:
+    """A `"kind": "peer"` line: ours / peer per repetition (paired runs), then the median."""
+    ratios = [o / p for o, p in zip(ours, peer, strict=True)]
+    emit(
+        {
+            "kind": "peer",
+            "bench": bench,
+            "name": name,
+            "peer": peer_name,
+            "ours_s": statistics.median(ours),
+            "peer_s": statistics.median(peer),
+            "ratio": statistics.median(ratios),
+            "ratio_min": min(ratios),
+            "ratio_max": max(ratios),
+            "reps": len(ratios),
+        }
+    )

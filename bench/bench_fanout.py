@@ -26,16 +26,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import gc
 import json
-import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from _common import BENCH_DIR, emit, note, profiled, result, subprocess_env, temp_home
+from _common import BENCH_DIR, emit, note, profiled, ratio_row, result, run_json, temp_home
 from _lookup import LookupRuntime, LookupTool
 
 from piagents.agent import Agent
@@ -118,7 +117,10 @@ async def fan_out(root: Agent, agents: int, inputs: int, limits: str) -> int:
     return read
 
 
-async def run_ours(mode: str, agents: int, inputs: int, limits: str) -> dict[str, Any]:
+async def run_ours(
+    mode: str, agents: int, inputs: int, limits: str, profiler: cProfile.Profile | None = None
+) -> dict[str, Any]:
+    """One fan-out in a fresh runtime; `profiler` (if any) profiles the timed part only."""
     route = Route(mode)
     LookupTool.calls = 0
     settings = {"pi-agents": WIDE} if limits == "wide" else None
@@ -128,9 +130,13 @@ async def run_ours(mode: str, agents: int, inputs: int, limits: str) -> dict[str
         ) as rt:
             root = await rt.open_root(cwd=base / "work")
             gc.collect()
-            t0 = time.perf_counter()
+            if profiler is not None:
+                profiler.enable()
+            t0, cpu0 = time.perf_counter(), time.process_time()
             read = await fan_out(root, agents, inputs, limits)
-            wall = time.perf_counter() - t0
+            wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+            if profiler is not None:
+                profiler.disable()
             children = rt.store.list_sessions(owner_id=root.id)
             entries = sum(len(rt.store.entries(c.id)) for c in children)
     runs = agents * inputs
@@ -146,6 +152,7 @@ async def run_ours(mode: str, agents: int, inputs: int, limits: str) -> dict[str
         "mode": mode,
         "limits": limits,
         "wall_s": wall,
+        "cpu_s": cpu,
         "runs": runs,
         "model_calls": route.child_calls,
         "root_model_calls": route.root_calls,
@@ -170,33 +177,8 @@ def worker(args: argparse.Namespace) -> None:
         emit({"kind": "run", **out})
 
 
-def run_json(argv: list[str]) -> list[dict[str, Any]]:
-    done = subprocess.run(argv, capture_output=True, text=True, env=subprocess_env())
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} failed:\n{done.stderr}")
-    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
-
-
 def me(*extra: str) -> list[str]:
     return [sys.executable, str(BENCH_DIR / "bench_fanout.py"), "worker", *extra]
-
-
-def ratio_row(name: str, ours: list[float], peer: list[float], peer_name: str) -> None:
-    ratios = [o / p for o, p in zip(ours, peer, strict=True)]
-    emit(
-        {
-            "kind": "peer",
-            "bench": "fanout",
-            "name": name,
-            "peer": peer_name,
-            "ours_s": statistics.median(ours),
-            "peer_s": statistics.median(peer),
-            "ratio": statistics.median(ratios),
-            "ratio_min": min(ratios),
-            "ratio_max": max(ratios),
-            "reps": len(ratios),
-        }
-    )
 
 
 def driver(args: argparse.Namespace) -> None:
@@ -263,7 +245,7 @@ def driver(args: argparse.Namespace) -> None:
         ):
             theirs = walls.get(f"{key}/{mode}")
             if theirs:
-                ratio_row(f"fan-out 100 x 10, {mode}", ours, theirs, label)
+                ratio_row("fanout", f"fan-out 100 x 10, {mode}", ours, theirs, label)
     if not args.quick:
         for line in run_json([sys.executable, str(PEERS / "sqlite_floor.py"), "5000"]):
             emit({"kind": "peer", "bench": "sqlite_floor", **line})

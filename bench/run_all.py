@@ -18,7 +18,17 @@ from typing import Any
 
 from _common import BENCH_DIR, machine, note, subprocess_env
 
-BENCHES = ("turn", "reopen", "version", "fanout", "latency", "list", "memory", "tui_open")
+BENCHES = (
+    "turn",
+    "reopen",
+    "version",
+    "fanout",
+    "latency",
+    "list",
+    "memory",
+    "tui_open",
+    "program",
+)
 # Extra arguments of the full run (the defaults of each script otherwise).
 FULL_ARGS: dict[str, list[str]] = {"fanout": ["--reps", "5"], "memory": ["--reps", "3"]}
 
@@ -71,7 +81,7 @@ def results_table(rows: list[dict[str, Any]]) -> list[str]:
 
 def peer_tables(peers: list[dict[str, Any]]) -> list[str]:
     out: list[str] = []
-    fanout = [p for p in peers if p["bench"] == "fanout"]
+    fanout = [p for p in peers if p["bench"] in ("fanout", "program")]
     if fanout:
         out += [
             "| scenario | ours (median) | peer | peer (median) | ours / peer: median (min–max) |",
