@@ -145,7 +145,8 @@ def main() -> None:
         note(
             f"{agents} streams: wall {out['wall_s']:.2f} s ({out['wall_ratio']:.2f}x ideal), "
             f"spawns {out['spawn_s']:.2f} s, lag p99 {out['lag_p99_ms']:.1f} ms "
-            f"(spawning {out['lag_p99_spawning_ms']:.1f}, waiting {out['lag_p99_waiting_ms']:.1f}), "
+            f"(spawning {out['lag_p99_spawning_ms']:.1f}, "
+            f"waiting {out['lag_p99_waiting_ms']:.1f}), "
             f"peak rss {out['peak_rss_mb']:.0f} MB"
         )
         runs.append(out)
