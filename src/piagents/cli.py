@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from piagents import __version__, cli_input
+from piagents.ai.messages import AssistantMessage
 from piagents.cli_session import (
     EXIT_FAILED,
     EXIT_OK,
@@ -361,6 +362,8 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
                 answer = await root.prompt(prompt)
                 if runtime.supervisor.face(root.session.record) == "supervision":
                     answer = await settled_answer(runtime, root, answer)
+                if _stopped_at_output_limit(root.session.context()):
+                    print(f"pi-agents: {OUTPUT_LIMIT_NOTE}", file=sys.stderr)
                 return _print_answer(answer)
             except CliError as exc:
                 failure = exc
@@ -370,6 +373,18 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
         raise CliError(str(exc)) from exc
     assert failure is not None
     raise failure
+
+
+OUTPUT_LIMIT_NOTE = (
+    "the model's last reply stopped at its output limit: the answer may be cut short "
+    "or missing (a larger model, or a shorter request, may do better)"
+)
+
+
+def _stopped_at_output_limit(context: list[Any]) -> bool:
+    """The last message is the model's, and it ran out of output tokens."""
+    last = context[-1] if context else None
+    return isinstance(last, AssistantMessage) and last.stop_reason == "length"
 
 
 def _print_answer(answer: str) -> int:

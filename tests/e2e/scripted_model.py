@@ -151,3 +151,8 @@ async def gated_tool_then_slow(call: ModelCall) -> str | Reply:
 def lists_forever(call: ModelCall) -> Reply:
     """Calls `ls` with the same arguments every time, as a stuck small model does."""
     return Reply(tool_calls=[ToolCall("ls", {})])
+
+
+def cut_off(call: ModelCall) -> Reply:
+    """A reply that ran out of output tokens half-way."""
+    return Reply(text="The first half of", stop_reason="length")

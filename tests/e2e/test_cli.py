@@ -185,6 +185,19 @@ def test_version_prints_the_version_and_exits_zero(cli: Cli) -> None:
 # ---- the prompt: words and standard input ------------------------------------
 
 
+def test_a_reply_cut_off_at_the_output_limit_is_said_so_on_stderr(cli: Cli) -> None:
+    result = ok(cli.prompt("cut_off", "-p", "tell me everything"))
+
+    assert result.stdout.strip() == "The first half of"
+    assert "pi-agents: the model's last reply stopped at its output limit" in result.stderr
+
+
+def test_a_reply_that_ends_normally_has_no_such_note(cli: Cli) -> None:
+    result = ok(cli.prompt("hello", "-p", "hi"))
+
+    assert "output limit" not in result.stderr
+
+
 def test_a_prompt_piped_to_standard_input_is_sent_to_the_model(cli: Cli) -> None:
     result = ok(cli.prompt("history", "-p", stdin="what is in this directory?\n"))
 

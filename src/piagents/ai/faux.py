@@ -28,7 +28,7 @@ class Reply:
 
     text: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
-    stop_reason: Literal["stop", "toolUse", "aborted", "error"] | None = None
+    stop_reason: Literal["stop", "length", "toolUse", "aborted", "error"] | None = None
 
 
 @dataclass(frozen=True, slots=True)
