@@ -41,6 +41,7 @@ from piagents.programs.run_result import (
 from piagents.programs.sandbox import Limits, SandboxError, SandboxPool, ScriptOutcome, run_script
 from piagents.programs.script_api import script_externals, script_prelude
 from piagents.programs.script_host import ProgramHost, prelude_names
+from piagents.programs.sdk import ProgramScopeSession
 from piagents.store.base import Store, StoreError
 from piagents.store.records import ProgramRecord, new_program_id
 
@@ -237,6 +238,15 @@ class ProgramRunner:
                     raise SandboxError("the runtime is closing")
                 self._pool = await self._stack.enter_async_context(self.ports.pool())
             return self._pool
+
+    def scope(self, caller: Agent) -> ProgramScopeSession:
+        """A Program scope for the SDK (`Agent.program()`): the embedder's own Python with
+        a Program's handles, its Agents these Programs' Agents."""
+        if self.agents is None:
+            raise RuntimeError("this runtime gives Programs no Agents")
+        return ProgramScopeSession(
+            self.agents, caller, cleanup_timeout=self.ports.cleanup_timeout()
+        )
 
     # ---- stopping -------------------------------------------------------------------
 
