@@ -88,4 +88,3 @@ async def test_a_root_opens_a_program_scope_whose_agents_the_task_panel_shows(ho
             assert await send == "counter finished"
         assert h.id not in rt.agents
         assert task_rows(take_snapshot(rt.read_model, root)) == []
-

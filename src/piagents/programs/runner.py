@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from piagents.agents.clock import AsyncioClock, WaitClock
+from piagents.events.records import ProgramChanged
 from piagents.harness.tool_calls import failure_text
 from piagents.harness.tools.base import Tool
 from piagents.programs import texts
@@ -66,6 +67,8 @@ class RunnerPorts:
     """The caller's slot given up for the context's duration (an owned caller's)."""
     cleanup_timeout: Callable[[], float]
     """Seconds a Program's work is given to stop when it ends."""
+    publish: Callable[[ProgramChanged], None]
+    """Announces a Program's start or end once the store has committed it."""
     clock: WaitClock = field(default_factory=AsyncioClock)
     """Times `wait` (tests pass one that needs no real time)."""
     limits: Limits = field(default_factory=Limits)
@@ -119,6 +122,7 @@ class ProgramRunner:
             created=now_ms(),
         )
         self.ports.store().add_program(program)
+        self._announce(program)
         short = self.short_id(caller.id, program.id)
         scope = ProgramScope(program.id, short, caller)
         host = ProgramHost(
@@ -222,6 +226,8 @@ class ProgramRunner:
             self.ports.store().end_program(ended, values)
         except StoreError as exc:
             log.warning("Program %s could not be recorded as ended: %s", ended.id, exc)
+        else:
+            self._announce(ended)
         live.record = ended
         self.live.pop(ended.id, None)
         live.ended.set()
@@ -230,6 +236,13 @@ class ProgramRunner:
                 short = self.short_id(caller.id, ended.id)  # as it is shown now
                 self.ports.notify(caller, texts.notification(short, ended.state))
         return ended
+
+    def _announce(self, program: ProgramRecord) -> None:
+        self.ports.publish(
+            ProgramChanged(
+                program.id, program.caller_id, program.root_id, program.state, program.background
+            )
+        )
 
     async def _started_pool(self) -> SandboxPool:
         async with self._pool_lock:
@@ -274,10 +287,14 @@ class ProgramRunner:
     def caller_loaded(self, caller_id: str) -> None:
         """Records a killed process left running end `stopped`, with their reason."""
         try:
-            if self.ports.store().count_programs(caller_id, state="running"):
+            left = self.ports.store().programs(caller_id, state="running")
+            if left:
                 self.ports.store().stop_running_programs(caller_id, texts.PROCESS_ENDED, now_ms())
         except StoreError as exc:
             log.warning("Programs of %s left running could not be stopped: %s", caller_id, exc)
+            return
+        for program in left:
+            self._announce(msgspec.structs.replace(program, state="stopped"))
 
     async def close(self) -> None:
         """Stop every Program (the runtime closes) and end the sandbox's workers."""

@@ -44,6 +44,7 @@ class ProgramTask:
     state: str = "running"
     caller_id: str | None = None  # None: under the root, after the Agents
     short_id: str | None = None  # shown; its first 8 characters when not given
+    background: bool = True  # a foreground Program has a row only while it has live Agents
 
     @property
     def shown_id(self) -> str:
@@ -82,11 +83,13 @@ def more_row(hidden: int) -> str:
 
 
 def _programs(snapshot: TaskSnapshot) -> dict[str, ProgramTask]:
-    """The running Programs, and a row for each Program with live Agents of its own."""
-    programs = {p.id: p for p in snapshot.programs if p.state != "idle"}
+    """The running background Programs, and a row for each Program with live Agents of
+    its own (its record's, when given)."""
+    given = {p.id: p for p in snapshot.programs if p.state != "idle"}
+    programs = {i: p for i, p in given.items() if p.background}
     for task in snapshot.agents:
         if task.live and task.program_id is not None and task.program_id not in programs:
-            programs[task.program_id] = ProgramTask(task.program_id)
+            programs[task.program_id] = given.get(task.program_id) or ProgramTask(task.program_id)
     return programs
 
 
