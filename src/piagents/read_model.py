@@ -273,24 +273,31 @@ class ReadModel:
             if inp.kind == "input":
                 first.setdefault(inp.recipient_id, inp.text)
         programs = {r.id: self._coordinator.program_of(r) for r in records}
-        callers: dict[str, str] = {}  # each Program's caller: its own Agents' owner
-        for r in records:
-            mark = program_mark(r)
-            if mark is not None and r.owner_id is not None:
-                callers.setdefault(mark, r.owner_id)
-        program_shorts: dict[str, str] = {}
-        for caller_id in set(callers.values()):
-            shorts = short_ids([p.id for p in store.programs(caller_id)])
-            for program_id in (p for p, c in callers.items() if c == caller_id):
-                program_shorts[program_id] = shorts.get(program_id, program_id[:8])
         return TreeSnapshot(
             tuple(records),
             {i: self._coordinator.state_of(i) for i in ids},
             self._coordinator.short_map(root.session.record),
             first,
             {i: p for i, p in programs.items() if p is not None},
-            program_shorts,
+            self.program_shorts(records),
         )
+
+    def program_shorts(self, records: Sequence[SessionRecord]) -> dict[str, str]:
+        """The short ID of each Program that owns Agents among `records`, among its
+        caller's Programs (the owner of its Agents); an SDK scope, never recorded, by
+        its first 8 characters."""
+        callers: dict[str, str] = {}
+        for r in records:
+            mark = program_mark(r)
+            if mark is not None and r.owner_id is not None:
+                callers.setdefault(mark, r.owner_id)
+        out: dict[str, str] = {}
+        store = self._store()
+        for caller_id in set(callers.values()):
+            shorts = short_ids([p.id for p in store.programs(caller_id)])
+            for program_id in (p for p, c in callers.items() if c == caller_id):
+                out[program_id] = shorts.get(program_id, program_id[:8])
+        return out
 
     def transcript_page(self, agent_id: str, after: str | None = None) -> list[Entry]:
         """An Agent's committed entries, all or those after the entry `after`."""
