@@ -174,3 +174,21 @@ def test_a_background_program_with_no_live_agent_shows_under_its_idle_caller():
         "  Agent w (1a2b3c4d)  idle",
         "    Program 0190abcd  running",
     ]
+
+
+def test_a_callers_programs_follow_its_agents_in_the_order_they_started():
+    later = "0190beef-0000-7000-8000-000000000000"
+    member = AgentTask("2c2c2c2c", ROOT, "tests", "2c2c2c2c", "running", program_id=later)
+    snapshot = TaskSnapshot(
+        ROOT,
+        (member, agent("1a2b3c4d", "w", "running")),
+        (ProgramTask(later, caller_id=ROOT), ProgramTask(PROGRAM, caller_id=ROOT)),
+    )
+
+    assert task_rows(snapshot) == [
+        "Tasks (4 live, /tasks to view)",
+        "  Agent w (1a2b3c4d)  running",
+        "  Program 0190abcd  running",
+        "  Program 0190beef  running",
+        "    Agent tests (2c2c2c2c)  running",
+    ]

@@ -126,17 +126,15 @@ def tree_order(snapshot: TaskSnapshot) -> list[tuple[Task, int]]:
             up = parent(current)
             current = node(up) if up != root else None
     children: dict[str, list[Task]] = {}
-    placed: set[str] = set()
-    everything: list[Task] = [*snapshot.agents, *programs.values()]
+    # Under each owner: its Agents in start order, then its Programs in theirs (their
+    # IDs are time-ordered), then, under each Program, the Program's own Agents.
+    everything: list[Task] = [
+        *(t for t in snapshot.agents if _parent_program(t, by_id) not in programs),
+        *sorted(programs.values(), key=lambda p: p.id),
+        *(t for t in snapshot.agents if _parent_program(t, by_id) in programs),
+    ]
     for task in everything:
-        program_id = _parent_program(task, by_id) if isinstance(task, AgentTask) else None
-        if program_id is not None and program_id in programs:
-            program = programs[program_id]  # its row goes where its first Agent started
-            if _key(program) in shown and _key(program) not in placed:
-                placed.add(_key(program))
-                children.setdefault(parent(program), []).append(program)
-        if _key(task) in shown and _key(task) not in placed:
-            placed.add(_key(task))
+        if _key(task) in shown:
             children.setdefault(parent(task), []).append(task)
     out: list[tuple[Task, int]] = []
 
