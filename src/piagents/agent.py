@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -18,6 +19,10 @@ from piagents.harness.events import Delivery, Input, RunOutcome
 from piagents.harness.loop import AgentLoop, LoopConfig, LoopHooks
 from piagents.harness.session import Session
 from piagents.store.records import CompactionEntry, InputDelivery, SessionRecord
+
+ProgramScopes = Callable[["Agent"], AbstractAsyncContextManager[Any]]
+"""Opens a Program scope for a caller (`programs.sdk.ProgramScopeSession`, whose Agents
+are the runtime's Program Agents)."""
 
 
 class RunFailed(Exception):
@@ -56,12 +61,14 @@ class Agent:
         providers: ProviderRegistry,
         settings: Callable[[], Settings],
         user: UserSide,
+        programs: ProgramScopes | None = None,
     ) -> None:
         self.session = session
         self.loop = loop
         self._providers = providers
         self._settings = settings
         self._user = user
+        self._programs = programs  # what `program()` opens
 
     @property
     def id(self) -> str:
@@ -150,6 +157,15 @@ class Agent:
         if entry is not None:
             self.loop.emit(Compacted(entry.summary, entry.tokens_before))
         return entry
+
+    def program(self) -> AbstractAsyncContextManager[Any]:
+        """A Program scope for the embedder's own Python (`async with root.program() as p`,
+        a `programs.ProgramScopeSession`): `p.agent(...)` makes Agents that belong to it,
+        as a Program's do, and go offline when it ends; `await h.send(..., schema=Model)`
+        returns a `Model`."""
+        if self._programs is None:
+            raise RuntimeError("this Agent was given no Program scopes")
+        return self._programs(self)
 
     def clear_queue(self) -> list[Input]:
         """Take back the user's queued inputs; other Agents' messages stay queued."""

@@ -190,6 +190,7 @@ def compose(
             notify=notify,
             yielded=yielded,
             cleanup_timeout=lambda: host.settings.agents.abort_timeout_ms / 1000,
+            publish=hub.publish,
             clock=operations.clock,
         ),
         program_agents,

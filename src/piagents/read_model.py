@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from piagents.agents.coordinator import AgentCallError
+from piagents.agents.program_members import program_mark
 from piagents.ai.models import ModelRef, ThinkingLevel
 from piagents.ai.registry import ProviderRegistry
 from piagents.config import LIVE_AGENTS_FIELDS, AgentsSettings, Settings
@@ -25,6 +26,7 @@ from piagents.events.records import DefinitionsChanged, SettingsChanged
 from piagents.events.states import StateTracker
 from piagents.export import export_jsonl
 from piagents.harness.events import Input, LoopEvent, Phase
+from piagents.programs.addressing import short_ids
 from piagents.store.base import Store
 from piagents.store.records import Entry, GenerationRecord, InputDelivery, SessionRecord
 from piagents.supervision.definitions import (
@@ -46,6 +48,7 @@ __all__ = [
     "AgentCallError",
     "DefinitionSurvey",
     "ManagedAgent",
+    "ProgramEntry",
     "ReadModel",
     "RootSessions",
     "RosterEntry",
@@ -77,6 +80,18 @@ class TreeSnapshot:
     first_inputs: Mapping[str, str]
     # The Program each of a Program's Agents (and each Agent under one) belongs to.
     programs: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    # Those Programs' short IDs among their callers' Programs (an SDK scope's: 8 characters).
+    program_shorts: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ProgramEntry:
+    """One running Program of a tree, as the task panel shows it under its caller."""
+
+    id: str
+    caller_id: str
+    short_id: str  # among its caller's Programs
+    background: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,6 +245,24 @@ class ReadModel:
             )
         return tuple(out)
 
+    def running_programs(self, root: Agent) -> tuple[ProgramEntry, ...]:
+        """The Programs running for the loaded Agents of `root`'s tree (root first, then in
+        the order they were loaded), oldest first for each caller."""
+        store = self._store()
+        out: list[ProgramEntry] = []
+        for caller_id in dict.fromkeys((root.id, *self._states.members(root.id))):
+            agent = self._agents.get(caller_id)
+            if agent is None or (caller_id != root.id and agent.session.record.root_id != root.id):
+                continue
+            running = store.programs(caller_id, state="running")
+            if not running:
+                continue
+            shorts = short_ids([p.id for p in store.programs(caller_id)])
+            out.extend(
+                ProgramEntry(p.id, caller_id, shorts[p.id], p.background) for p in reversed(running)
+            )
+        return tuple(out)
+
     def tree(self, root: Agent) -> TreeSnapshot:
         """The sessions of `root`'s tree as the store and the runtime know them now."""
         store = self._store()
@@ -246,7 +279,25 @@ class ReadModel:
             self._coordinator.short_map(root.session.record),
             first,
             {i: p for i, p in programs.items() if p is not None},
+            self.program_shorts(records),
         )
+
+    def program_shorts(self, records: Sequence[SessionRecord]) -> dict[str, str]:
+        """The short ID of each Program that owns Agents among `records`, among its
+        caller's Programs (the owner of its Agents); an SDK scope, never recorded, by
+        its first 8 characters."""
+        callers: dict[str, str] = {}
+        for r in records:
+            mark = program_mark(r)
+            if mark is not None and r.owner_id is not None:
+                callers.setdefault(mark, r.owner_id)
+        out: dict[str, str] = {}
+        store = self._store()
+        for caller_id in set(callers.values()):
+            shorts = short_ids([p.id for p in store.programs(caller_id)])
+            for program_id in (p for p, c in callers.items() if c == caller_id):
+                out[program_id] = shorts.get(program_id, program_id[:8])
+        return out
 
     def transcript_page(self, agent_id: str, after: str | None = None) -> list[Entry]:
         """An Agent's committed entries, all or those after the entry `after`."""

@@ -310,14 +310,13 @@ class Runtime:
             return agent
         ref = self._model_ref(model)
         level = self._thinking(thinking, ref)
-        directory = Path(cwd).expanduser().resolve() if cwd is not None else Path.cwd()
         meta: dict[str, Any] = {}
         if agent_api is not None:
             check_agent_api(agent_api)
             meta["agentApi"] = agent_api
         s = Session.create(
             self.store,
-            cwd=str(directory),
+            cwd=str(Path(cwd).expanduser().resolve() if cwd is not None else Path.cwd()),
             model=str(ref) if ref else "",
             thinking=level,
             name=name,
@@ -378,6 +377,7 @@ class Runtime:
             providers=self.providers,
             settings=lambda: self.settings,
             user=self.coordinator,
+            programs=self.programs.scope,  # what its `program()` opens
         )
         tools = self.tools_for(agent)
         loop.tools = {t.name: t for t in tools}

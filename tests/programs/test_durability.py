@@ -9,6 +9,7 @@ from pathlib import Path
 
 from program_support import program, run, runtime, shorts
 
+from piagents.events import ProgramChanged
 from support import until
 
 HERE = Path(__file__).parent
@@ -63,12 +64,20 @@ async def test_a_process_killed_during_a_background_program_reopens_it_stopped(
     root_id, program_id = ready.read_text().split()
     async with runtime(home) as rt:
         assert rt.store.get_program(program_id).state == "running"  # as the process left it
+        announced = []
+
+        def on_event(e):  # with what the store holds when it is announced
+            if isinstance(e, ProgramChanged):
+                announced.append((e.program_id, e.state, rt.store.get_program(e.program_id).state))
+
+        rt.subscribe(on_event)
         root = await rt.open_root(session=root_id)
         record = rt.store.get_program(program_id)
         short = shorts(rt, root)[program_id]
         waited = await program(root, action="wait", target=short)
     reason = "the process that ran it ended before the Program did."
     assert (record.state, record.reason) == ("stopped", reason)
+    assert announced == [(program_id, "stopped", "stopped")]
     assert waited.text == (
         f'<program-result id="{short}" status="stopped">\n'
         "Script failed\nWall time 0.0 seconds\nOutput:\n\nScript error:\n"

@@ -42,3 +42,32 @@ def record_add(add, seen):
         add(program)
 
     return recorded
+
+
+BUSY = "while True:\n    pass"
+
+
+async def test_a_programs_start_and_end_are_announced_once_each_is_committed(home, work):
+    from program_support import program
+
+    from piagents.events import ProgramChanged, event_to_json
+
+    seen = []
+    async with runtime(home) as rt:
+
+        def on_event(event):
+            if isinstance(event, ProgramChanged):  # what the store holds when it is announced
+                seen.append((event_to_json(event), rt.store.get_program(event.program_id).state))
+
+        rt.subscribe(on_event)
+        root = await rt.open_root(cwd=work)
+        busy = (await run(root, BUSY, background=True)).details["id"]
+        await program(root, action="stop", target=busy)
+        done = (await run(root, "return 1")).details["id"]
+    fields = {"callerId": root.id, "rootId": root.id, "type": "program"}
+    assert seen == [
+        ({**fields, "programId": busy, "state": "running", "background": True}, "running"),
+        ({**fields, "programId": busy, "state": "stopped", "background": True}, "stopped"),
+        ({**fields, "programId": done, "state": "running", "background": False}, "running"),
+        ({**fields, "programId": done, "state": "completed", "background": False}, "completed"),
+    ]

@@ -65,3 +65,26 @@ async def test_leaving_the_scope_aborts_its_agents_work(home, work):
         assert h.name == "agent-1" and h.id not in rt.agents
         with pytest.raises(ToolError, match="The Program has ended"):
             p.agent()
+
+
+async def test_a_root_opens_a_program_scope_whose_agents_the_task_panel_shows(home, work):
+    from piagents.tui.task_panel import take_snapshot
+    from piagents.tui.task_rows import task_rows
+
+    gate = Gate()
+    async with piagents.Runtime(home=home, model=FunctionModel(gate.handler)) as rt:
+        root = await rt.open_root(cwd=work)
+        async with root.program() as p:
+            h = p.agent(name="counter")
+            send = asyncio.create_task(h.send("Count them"))
+            await until(lambda: gate.started, "the turn to start")
+            assert [e.program_id for e in rt.read_model.roster(root)] == [p.id]
+            short = rt.read_model.roster(root)[0].short_id
+            assert task_rows(take_snapshot(rt.read_model, root))[1:] == [
+                f"  Program {p.id[:8]}  running",
+                f"    Agent counter ({short})  running",
+            ]
+            gate.release("counter")
+            assert await send == "counter finished"
+        assert h.id not in rt.agents
+        assert task_rows(take_snapshot(rt.read_model, root)) == []

@@ -146,3 +146,29 @@ def test_the_main_screen_with_wait_results_and_a_working_model(
 
     assert snap_compare(app, terminal_size=(100, 40), run_before=ask)
     gate.release(None)
+
+
+def test_the_main_screen_with_running_background_programs(
+    home, work, tmp_path, monkeypatch, script, gate, seeded_ids, snap_compare
+):
+    """A Program with no live Agent, and one whose Agent runs, under the root."""
+    import piagents
+    from piagents.testing import FunctionModel
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    made = iter(["0190abcd-0000-7000-8000-000000000000", "0190beef-0000-7000-8000-000000000000"])
+    monkeypatch.setattr("piagents.programs.runner.new_program_id", lambda: next(made))
+    script.on("tests", gate.handler)
+    rt = piagents.Runtime(home=home, model=FunctionModel(script), tools=["+program"])
+    app = PiAgentsApp(rt, lambda r: r.open_root(cwd=work), clock=lambda: 0)
+    sends = 'return await agent(name="tests").send("run the tests")'
+
+    async def start_programs(pilot):
+        await until(pilot, lambda: app.root is not None, what="the root")
+        for code in ("while True:\n    pass", sends):
+            start = {"action": "run", "code": code, "background": True}
+            assert not (await app.root.call_tool("program", start)).is_error
+        await until(pilot, lambda: len(app.task_panel.lines) == 4, what="the panel's rows")
+        await pilot.pause()  # the last refresh renders: the pilot waits until the app is idle
+
+    assert snap_compare(app, terminal_size=(100, 30), run_before=start_programs)

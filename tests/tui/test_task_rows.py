@@ -146,3 +146,49 @@ def test_a_program_with_live_agents_has_its_row_even_when_not_given():
         "  Program 0190abcd  running",
         "    Agent tests (2c2c2c2c)  running",
     ]
+
+
+def test_a_foreground_program_has_a_row_only_while_it_has_live_agents_shown_by_its_short_id():
+    foreground = ProgramTask(PROGRAM, caller_id="1a2b3c4d", short_id="0190abcd0", background=False)
+    member = AgentTask("2c2c2c2c", "1a2b3c4d", "tests", "2c2c2c2c", "running", program_id=PROGRAM)
+    waiting = agent("1a2b3c4d", "w", "waiting")
+
+    assert task_rows(TaskSnapshot(ROOT, (agent("1a2b3c4d", "w", "idle"),), (foreground,))) == []
+    assert task_rows(TaskSnapshot(ROOT, (waiting, member), (foreground,))) == [
+        "Tasks (3 live, /tasks to view)",
+        "  Agent w (1a2b3c4d)  waiting",
+        "    Program 0190abcd0  running",
+        "      Agent tests (2c2c2c2c)  running",
+    ]
+
+
+def test_a_background_program_with_no_live_agent_shows_under_its_idle_caller():
+    snapshot = TaskSnapshot(
+        ROOT,
+        (agent("1a2b3c4d", "w", "idle"),),
+        (ProgramTask(PROGRAM, caller_id="1a2b3c4d", short_id="0190abcd"),),
+    )
+
+    assert task_rows(snapshot) == [
+        "Tasks (1 live, /tasks to view)",
+        "  Agent w (1a2b3c4d)  idle",
+        "    Program 0190abcd  running",
+    ]
+
+
+def test_a_callers_programs_follow_its_agents_in_the_order_they_started():
+    later = "0190beef-0000-7000-8000-000000000000"
+    member = AgentTask("2c2c2c2c", ROOT, "tests", "2c2c2c2c", "running", program_id=later)
+    snapshot = TaskSnapshot(
+        ROOT,
+        (member, agent("1a2b3c4d", "w", "running")),
+        (ProgramTask(later, caller_id=ROOT), ProgramTask(PROGRAM, caller_id=ROOT)),
+    )
+
+    assert task_rows(snapshot) == [
+        "Tasks (4 live, /tasks to view)",
+        "  Agent w (1a2b3c4d)  running",
+        "  Program 0190abcd  running",
+        "  Program 0190beef  running",
+        "    Agent tests (2c2c2c2c)  running",
+    ]

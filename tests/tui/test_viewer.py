@@ -12,7 +12,7 @@ from piagents.harness.session import Session
 from piagents.store.records import GenerationRecord, SessionRecord
 from piagents.supervision import placement
 from piagents.testing import Reply, ToolCall
-from piagents.tui.agent_list import AgentListScreen, agent_entries, owners_label
+from piagents.tui.agent_list import AgentListScreen, agent_entries, owners_label, tree_entries
 from piagents.tui.viewer import ViewerScreen
 
 
@@ -111,6 +111,11 @@ def test_a_programs_agents_are_named_with_their_program_as_owner():
     assert owners_label(records["s"], records, "w") == "sub ‹ tests ‹ Program 0190abcd"
     assert owners_label(records["s"], records, "root") == "sub ‹ tests ‹ Program 0190abcd ‹ w"
     assert owners_label(records["s"], records, "t") == "sub"
+    shorts = {program_id: "0190abcd-1"}  # its caller has another Program 0190abcd-0…
+    assert (
+        owners_label(records["s"], records, "root", shorts)
+        == "sub ‹ tests ‹ Program 0190abcd-1 ‹ w"
+    )
 
 
 # ---- the list on screen ------------------------------------------------------------
@@ -431,3 +436,64 @@ async def test_the_page_keys_page_the_agent_list_instead_of_the_hidden_transcrip
         await until(pilot, lambda: (options.highlighted or 0) > 1, what="a page down")
         for i in range(12):
             gate.release(f"a{i}")
+
+
+# ---- a Program's Agents ------------------------------------------------------------
+
+
+PROGRAM_SENDS = """
+a = agent(name="tests")
+try:
+    return await a.send("run the tests")
+except ToolError as e:
+    return "send raised: " + str(e)
+"""
+
+
+async def test_the_viewer_talks_to_a_programs_agent_and_interrupting_it_makes_send_raise(
+    home, work, script, gate, monkeypatch
+):
+    import piagents
+    from piagents.programs.addressing import short_ids
+    from piagents.tui.app import PiAgentsApp
+
+    made = iter(f"0190abcd-0000-7000-8000-00000000000{n}" for n in range(9))
+    monkeypatch.setattr("piagents.programs.runner.new_program_id", lambda: next(made))
+    script.on("tests", gate.handler)
+    rt = piagents.Runtime(
+        home=home, model=piagents.testing.FunctionModel(script), tools=["+program"]
+    )
+    app = PiAgentsApp(rt, lambda r: r.open_root(cwd=work))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(pilot)
+        root = app.root
+        first = await root.call_tool("program", {"action": "run", "code": "return 1"})
+        start = {"action": "run", "code": PROGRAM_SENDS, "background": True}
+        program_id = (await root.call_tool("program", start)).details["id"]
+        await until(pilot, lambda: "tests" in gate.started, what="the Program's Agent to start")
+        short = short_ids([first.details["id"], program_id])[program_id]
+        await until(
+            pilot,
+            lambda: f"  Program {short}  running" in app.task_panel.lines,
+            what="the Program's row",
+        )
+        labels = [e.label for e in tree_entries(rt.read_model, root)]
+        assert labels == [f"tests ‹ Program {short}"]  # /agents lists it
+        viewer = await open_viewer(pilot, "tests")
+        tests = agent_named(app, "tests")
+        await until(pilot, lambda: f"tests ‹ Program {short} (" in screen_text(app))
+        await type_text(pilot, "and lint")
+        await pilot.press("enter")  # a steer: its turn is running
+        await until(
+            pilot,
+            lambda: [i.text for i in rt.store.inputs(recipient_ids=[tests.id])][-1] == "and lint",
+            what="the user's input to the Program's Agent",
+        )
+        await pilot.press("escape")
+        await until(pilot, lambda: rt.store.get_program(program_id).state != "running")
+        assert app.screen is viewer
+        await until(pilot, lambda: viewer.editor.text == "and lint", what="the steer taken back")
+        ended = rt.store.get_program(program_id)
+    assert short == program_id  # its caller's other Program shares all but the last character
+    assert ended.state == "completed"
+    assert "send raised: Agent tests's input was aborted." in ended.result

@@ -5,10 +5,10 @@ Its public names, each imported on first use from the module that defines it:
 
 - The records (`records`), one per `type` tag: `AgentLoaded`, `AgentUnloaded`,
   `AgentStateChanged` (with `AgentState`), `InputAccepted`, `InputEnded`,
-  `ResultDelivered`, `GenerationChanged`, `SupervisionChanged`, `ChangedElsewhere`,
-  `SettingsChanged`, `DefinitionsChanged`, `AgentLoopEvent` (a turn's own events)
-  and `EventsLost`; `RuntimeEvent` is their union, and `event_to_json` the one JSON
-  object `--mode json` prints for each.
+  `ResultDelivered`, `GenerationChanged`, `ProgramChanged`, `SupervisionChanged`,
+  `ChangedElsewhere`, `SettingsChanged`, `DefinitionsChanged`, `AgentLoopEvent` (a
+  turn's own events) and `EventsLost`; `RuntimeEvent` is their union, and
+  `event_to_json` the one JSON object `--mode json` prints for each.
 - `EventHub`, `Subscription` (`hub`): one runtime's stream, its callbacks and
   bounded async subscriptions (what `Runtime.subscribe` and `Runtime.events` give).
 
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         GenerationChanged,
         InputAccepted,
         InputEnded,
+        ProgramChanged,
         ResultDelivered,
         RuntimeEvent,
         SettingsChanged,
@@ -55,6 +56,7 @@ __all__ = [
     "GenerationChanged",
     "InputAccepted",
     "InputEnded",
+    "ProgramChanged",
     "ResultDelivered",
     "RuntimeEvent",
     "SettingsChanged",

@@ -13,6 +13,7 @@ from typing import Any, Literal, TypeAlias
 
 from piagents.harness import events as loop_events
 from piagents.harness.events import LoopEvent
+from piagents.store.records import ProgramState
 
 AgentState: TypeAlias = Literal["running", "waiting", "queued", "idle"]
 InputKind: TypeAlias = Literal["input", "write", "notification", "control"]
@@ -105,6 +106,18 @@ class GenerationChanged:
 
 
 @dataclass(frozen=True, slots=True)
+class ProgramChanged:
+    """A Program's start (`running`) or its one end was committed to the store."""
+
+    program_id: str
+    caller_id: str
+    root_id: str
+    state: ProgramState
+    background: bool
+    type: Literal["program"] = field(default="program", init=False)
+
+
+@dataclass(frozen=True, slots=True)
 class SettingsChanged:
     """A setting of the `agents` block was changed from a front end."""
 
@@ -165,6 +178,7 @@ RuntimeEvent: TypeAlias = (
     | InputEnded
     | ResultDelivered
     | GenerationChanged
+    | ProgramChanged
     | SettingsChanged
     | DefinitionsChanged
     | SupervisionChanged

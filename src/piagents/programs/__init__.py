@@ -21,6 +21,8 @@ Its public names, each imported on first use from the module that defines it:
   `wait_output` (their results as the caller reads them, pure), and `tool`
   (`ProgramTool`, the `program` tool of one caller). `ports` is what they need of
   the Agents face (`ProgramAgents`).
+- The SDK's face (`sdk`): `ProgramScopeSession`, what `Agent.program()` opens,
+  and its `ProgramAgentHandle`s, the embedder's own Python with a Program's handles.
 
 The script's traceback text (`script_errors`) and its source edits
 (`script_source`) are the sandbox's own.
@@ -48,12 +50,15 @@ if TYPE_CHECKING:
         script_prelude,
     )
     from piagents.programs.script_values import JsonValue, to_json_value
+    from piagents.programs.sdk import ProgramAgentHandle, ProgramScopeSession
 
 __all__ = [
     "HostFunction",
     "JsonValue",
     "Limits",
     "Prelude",
+    "ProgramAgentHandle",
+    "ProgramScopeSession",
     "SandboxError",
     "SandboxPool",
     "ScriptHost",
@@ -71,6 +76,7 @@ __all__ = [
 _MODULES = ("addressing", "calls", "texts")
 _SCRIPT_API = ("ScriptHost", "ToolError", "script_externals", "script_prelude")
 _SCRIPT_VALUES = ("JsonValue", "to_json_value")
+_SDK = ("ProgramAgentHandle", "ProgramScopeSession")
 
 
 def __getattr__(name: str) -> Any:
@@ -83,6 +89,8 @@ def __getattr__(name: str) -> Any:
         module = "script_api"
     elif name in _SCRIPT_VALUES:
         module = "script_values"
+    elif name in _SDK:
+        module = "sdk"
     else:
         module = "sandbox"
     return getattr(import_module(f"{__name__}.{module}"), name)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from piagents.agents.clock import AsyncioClock, WaitClock
+from piagents.events.records import ProgramChanged
 from piagents.harness.tool_calls import failure_text
 from piagents.harness.tools.base import Tool
 from piagents.programs import texts
@@ -41,6 +42,7 @@ from piagents.programs.run_result import (
 from piagents.programs.sandbox import Limits, SandboxError, SandboxPool, ScriptOutcome, run_script
 from piagents.programs.script_api import script_externals, script_prelude
 from piagents.programs.script_host import ProgramHost, prelude_names
+from piagents.programs.sdk import ProgramScopeSession
 from piagents.store.base import Store, StoreError
 from piagents.store.records import ProgramRecord, new_program_id
 
@@ -65,6 +67,8 @@ class RunnerPorts:
     """The caller's slot given up for the context's duration (an owned caller's)."""
     cleanup_timeout: Callable[[], float]
     """Seconds a Program's work is given to stop when it ends."""
+    publish: Callable[[ProgramChanged], None]
+    """Announces a Program's start or end once the store has committed it."""
     clock: WaitClock = field(default_factory=AsyncioClock)
     """Times `wait` (tests pass one that needs no real time)."""
     limits: Limits = field(default_factory=Limits)
@@ -118,6 +122,7 @@ class ProgramRunner:
             created=now_ms(),
         )
         self.ports.store().add_program(program)
+        self._announce(program)
         short = self.short_id(caller.id, program.id)
         scope = ProgramScope(program.id, short, caller)
         host = ProgramHost(
@@ -221,6 +226,8 @@ class ProgramRunner:
             self.ports.store().end_program(ended, values)
         except StoreError as exc:
             log.warning("Program %s could not be recorded as ended: %s", ended.id, exc)
+        else:
+            self._announce(ended)
         live.record = ended
         self.live.pop(ended.id, None)
         live.ended.set()
@@ -230,6 +237,13 @@ class ProgramRunner:
                 self.ports.notify(caller, texts.notification(short, ended.state))
         return ended
 
+    def _announce(self, program: ProgramRecord) -> None:
+        self.ports.publish(
+            ProgramChanged(
+                program.id, program.caller_id, program.root_id, program.state, program.background
+            )
+        )
+
     async def _started_pool(self) -> SandboxPool:
         async with self._pool_lock:
             if self._pool is None:
@@ -237,6 +251,15 @@ class ProgramRunner:
                     raise SandboxError("the runtime is closing")
                 self._pool = await self._stack.enter_async_context(self.ports.pool())
             return self._pool
+
+    def scope(self, caller: Agent) -> ProgramScopeSession:
+        """A Program scope for the SDK (`Agent.program()`): the embedder's own Python with
+        a Program's handles, its Agents these Programs' Agents."""
+        if self.agents is None:
+            raise RuntimeError("this runtime gives Programs no Agents")
+        return ProgramScopeSession(
+            self.agents, caller, cleanup_timeout=self.ports.cleanup_timeout()
+        )
 
     # ---- stopping -------------------------------------------------------------------
 
@@ -264,10 +287,14 @@ class ProgramRunner:
     def caller_loaded(self, caller_id: str) -> None:
         """Records a killed process left running end `stopped`, with their reason."""
         try:
-            if self.ports.store().count_programs(caller_id, state="running"):
+            left = self.ports.store().programs(caller_id, state="running")
+            if left:
                 self.ports.store().stop_running_programs(caller_id, texts.PROCESS_ENDED, now_ms())
         except StoreError as exc:
             log.warning("Programs of %s left running could not be stopped: %s", caller_id, exc)
+            return
+        for program in left:
+            self._announce(msgspec.structs.replace(program, state="stopped"))
 
     async def close(self) -> None:
         """Stop every Program (the runtime closes) and end the sandbox's workers."""

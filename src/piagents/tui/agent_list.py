@@ -38,9 +38,15 @@ class AgentEntry:
     created: int
 
 
-def owners_label(record: SessionRecord, by_id: Mapping[str, SessionRecord], current_id: str) -> str:
+def owners_label(
+    record: SessionRecord,
+    by_id: Mapping[str, SessionRecord],
+    current_id: str,
+    program_shorts: Mapping[str, str] | None = None,
+) -> str:
     """`<name> ‹ <owner> ‹ …` up to (not including) the current Agent; a Program's own
-    Agent has its Program for owner: `<name> ‹ Program <id> ‹ <caller> ‹ …`."""
+    Agent has its Program for owner: `<name> ‹ Program <id> ‹ <caller> ‹ …`, the
+    Program by its short ID in `program_shorts` (else its first 8 characters)."""
     names: list[str] = []
     seen: set[str] = set()
     shown: SessionRecord | None = record
@@ -49,7 +55,8 @@ def owners_label(record: SessionRecord, by_id: Mapping[str, SessionRecord], curr
         names.append(shown.name or shown.id[:8])
         program_id = program_mark(shown)
         if program_id is not None:
-            names.append(f"Program {program_id[:8]}")
+            short = (program_shorts or {}).get(program_id, program_id[:8])
+            names.append(f"Program {short}")
         if shown.owner_id is None or shown.owner_id == current_id:
             break
         shown = by_id.get(shown.owner_id)
@@ -62,13 +69,14 @@ def agent_entries(
     states: Mapping[str, str],
     shorts: Mapping[str, str],
     first_inputs: Mapping[str, str],
+    program_shorts: Mapping[str, str] | None = None,
 ) -> list[AgentEntry]:
     """The list's rows: busy Agents first, newest first within each group (pure)."""
     by_id = {r.id: r for r in records}
     entries = [
         AgentEntry(
             id=r.id,
-            label=owners_label(r, by_id, current_id),
+            label=owners_label(r, by_id, current_id, program_shorts),
             short_id=shorts.get(r.id, r.id[:8]),
             state=states.get(r.id, "idle"),
             first_input=one_line(first_inputs.get(r.id, ""), REQUEST_WIDTH),
@@ -84,7 +92,9 @@ def agent_entries(
 def tree_entries(model: ReadModel, root: Agent) -> list[AgentEntry]:
     """The entries of `root`'s tree as the runtime and store know them now."""
     tree = model.tree(root)
-    return agent_entries(tree.records, root.id, tree.states, tree.shorts, tree.first_inputs)
+    return agent_entries(
+        tree.records, root.id, tree.states, tree.shorts, tree.first_inputs, tree.program_shorts
+    )
 
 
 def entry_text(entry: AgentEntry) -> Text:

@@ -5,11 +5,12 @@ from __future__ import annotations
 from piagents.agent import Agent
 from piagents.read_model import ReadModel
 from piagents.tui.rows_panel import RowsPanel
-from piagents.tui.task_rows import AgentTask, TaskSnapshot
+from piagents.tui.task_rows import AgentTask, ProgramTask, TaskSnapshot
 
 
 def take_snapshot(model: ReadModel, root: Agent) -> TaskSnapshot:
-    """The loaded owned Agents of `root`'s tree, in the order they were loaded (started)."""
+    """The loaded owned Agents of `root`'s tree, in the order they were loaded (started),
+    and the Programs running for its Agents, each under its caller."""
     tasks = tuple(
         AgentTask(
             id=e.id,
@@ -22,7 +23,11 @@ def take_snapshot(model: ReadModel, root: Agent) -> TaskSnapshot:
         )
         for e in model.roster(root)
     )
-    return TaskSnapshot(root.id, tasks)
+    programs = tuple(
+        ProgramTask(p.id, caller_id=p.caller_id, short_id=p.short_id, background=p.background)
+        for p in model.running_programs(root)
+    )
+    return TaskSnapshot(root.id, tasks, programs)
 
 
 class TaskPanel(RowsPanel):

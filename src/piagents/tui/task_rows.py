@@ -44,6 +44,7 @@ class ProgramTask:
     state: str = "running"
     caller_id: str | None = None  # None: under the root, after the Agents
     short_id: str | None = None  # shown; its first 8 characters when not given
+    background: bool = True  # a foreground Program has a row only while it has live Agents
 
     @property
     def shown_id(self) -> str:
@@ -82,11 +83,13 @@ def more_row(hidden: int) -> str:
 
 
 def _programs(snapshot: TaskSnapshot) -> dict[str, ProgramTask]:
-    """The running Programs, and a row for each Program with live Agents of its own."""
-    programs = {p.id: p for p in snapshot.programs if p.state != "idle"}
+    """The running background Programs, and a row for each Program with live Agents of
+    its own (its record's, when given)."""
+    given = {p.id: p for p in snapshot.programs if p.state != "idle"}
+    programs = {i: p for i, p in given.items() if p.background}
     for task in snapshot.agents:
         if task.live and task.program_id is not None and task.program_id not in programs:
-            programs[task.program_id] = ProgramTask(task.program_id)
+            programs[task.program_id] = given.get(task.program_id) or ProgramTask(task.program_id)
     return programs
 
 
@@ -123,17 +126,15 @@ def tree_order(snapshot: TaskSnapshot) -> list[tuple[Task, int]]:
             up = parent(current)
             current = node(up) if up != root else None
     children: dict[str, list[Task]] = {}
-    placed: set[str] = set()
-    everything: list[Task] = [*snapshot.agents, *programs.values()]
+    # Under each owner: its Agents in start order, then its Programs in theirs (their
+    # IDs are time-ordered), then, under each Program, the Program's own Agents.
+    everything: list[Task] = [
+        *(t for t in snapshot.agents if _parent_program(t, by_id) not in programs),
+        *sorted(programs.values(), key=lambda p: p.id),
+        *(t for t in snapshot.agents if _parent_program(t, by_id) in programs),
+    ]
     for task in everything:
-        program_id = _parent_program(task, by_id) if isinstance(task, AgentTask) else None
-        if program_id is not None and program_id in programs:
-            program = programs[program_id]  # its row goes where its first Agent started
-            if _key(program) in shown and _key(program) not in placed:
-                placed.add(_key(program))
-                children.setdefault(parent(program), []).append(program)
-        if _key(task) in shown and _key(task) not in placed:
-            placed.add(_key(task))
+        if _key(task) in shown:
             children.setdefault(parent(task), []).append(task)
     out: list[tuple[Task, int]] = []
 

@@ -146,7 +146,9 @@ class ViewerScreen(Screen[None]):
             me = self.current.session.record
             tree = self.model.tree_sessions(me.root_id or me.id)
             short = self.model.short_id(me, record.id)
-            self._label = f"Agent {owners_label(record, {r.id: r for r in tree}, me.id)} ({short})"
+            by_id = {r.id: r for r in tree}
+            programs = self.model.program_shorts(tree)
+            self._label = f"Agent {owners_label(record, by_id, me.id, programs)} ({short})"
         state = self.model.state_of(self.agent_id)
         title = f"{self._label}  {state}"
         if title != self._title_text:
