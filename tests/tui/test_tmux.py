@@ -75,7 +75,7 @@ def terminal() -> Iterator[Terminal]:
         term.close()
 
 
-def start_pi_agents(terminal: Terminal, home: Path, work: Path) -> None:
+def start_pi_agents(terminal: Terminal, home: Path, work: Path, *options: str) -> None:
     """`pi-agents --model faux/tmux_model:route` in `work`, running the code under test."""
     shutil.copy(HERE / "tmux_model.py", work / "tmux_model.py")
     pi_agents = shutil.which("pi-agents") or f"{sys.executable} -m piagents.cli"
@@ -83,6 +83,7 @@ def start_pi_agents(terminal: Terminal, home: Path, work: Path) -> None:
     env = {"PYTHONPATH": f"{source}:{work}", "TERM": "xterm-256color", "PYTHONUNBUFFERED": "1"}
     env.update({k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL")})
     command = f"{pi_agents} --home {shlex.quote(str(home))} --model faux/tmux_model:route"
+    command += "".join(f" {shlex.quote(o)}" for o in options)
     terminal.start(command, work, env)
     terminal.wait_for(lambda s: "Ask anything" in s, "the editor")
 
@@ -124,3 +125,28 @@ def test_alt_enter_queues_a_follow_up_and_escape_brings_queued_text_back_in_a_re
     terminal.keys("Escape")
     screen = terminal.wait_for(lambda s: "(aborted)" in s, "the abort")
     assert "│ steer one" in screen and "│ follow two" in screen
+
+
+def test_a_background_program_and_its_agent_show_in_the_task_panel_in_a_real_terminal(
+    terminal, home, work
+):
+    start_pi_agents(terminal, home, work, "--tools", "+program")
+    terminal.type("program")
+    terminal.keys("Enter")
+    screen = terminal.wait_for(
+        lambda s: "PROGRAM-OK" in s and "  Agent helper" in s, "the Program and its Agent"
+    )
+    program_row = next(
+        line for line in screen.splitlines() if "Program " in line and "running" in line
+    )
+    assert program_row.strip().startswith("Program ") and program_row.rstrip().endswith("running")
+    rows = screen.splitlines()
+    assert rows.index(program_row) < next(i for i, r in enumerate(rows) if "Agent helper" in r)
+
+    (work / "release").touch()
+    terminal.wait_for(
+        lambda s: "Noted the Program." in s and "Tasks (" not in s, "the Program to end"
+    )
+    terminal.type("/quit")
+    terminal.keys("Enter")
+    terminal.wait_for(lambda s: "EXITED 0" in s, "pi-agents to exit")

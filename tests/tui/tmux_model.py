@@ -2,7 +2,8 @@
 
 The root spawns `worker` for a prompt and answers `ANSWER-OK`; the worker
 runs until a file named `release` appears in the working directory. The
-prompt `hold` keeps the root's turn running until it is aborted.
+prompt `hold` keeps the root's turn running until it is aborted. The prompt
+`program` runs a background Program whose Agent `helper` works like `worker`.
 """
 
 from __future__ import annotations
@@ -16,8 +17,16 @@ from piagents.testing import ModelCall, Reply, ToolCall
 async def route(call: ModelCall) -> str | Reply:
     if call.agent_name is None:
         last = call.messages[-1]
+        if last.role == "toolResult" and last.text.startswith("Program "):
+            return "PROGRAM-OK: the Program is on it."
         if last.role == "toolResult":
             return "ANSWER-OK: the worker is on it."
+        if last.role == "user" and last.text.startswith("Program "):
+            return "Noted the Program."  # its notification
+        if last.role == "user" and last.text == "program":
+            code = 'helper = agent(name="helper")\nreturn await helper.send("Do the job.")'
+            run = {"action": "run", "code": code, "background": True}
+            return Reply(tool_calls=[ToolCall("program", run)])
         if last.role == "user" and "<agent-message" in last.text:
             return "Noted."
         if last.role == "user" and last.text == "hold":
