@@ -128,3 +128,18 @@ def test_short_ids_are_eight_characters_unless_a_sibling_shares_them() -> None:
     short = addressing.short_ids(IDS)
     assert short[IDS[2]] == "0193ffff"
     assert short[IDS[0]] == "0192abcd-0000-7000-8000-000000000001"
+
+
+def test_a_parameter_given_as_null_counts_as_not_given() -> None:
+    validator = jsonschema.Draft202012Validator(calls.parameters())
+    sdk_call = {"action": "run", "code": "return 1", "background": False, "timeout": None}
+    assert not list(validator.iter_errors(sdk_call))
+    assert calls.parse(sdk_call) == Run("return 1")
+    waited = {"action": "wait", "target": None, "timeout": None}
+    assert not list(validator.iter_errors(waited))
+    assert calls.parse(waited) == Wait(None, 30.0)
+    listed = {"action": "list", "limit": None, "offset": None, "code": None}
+    assert calls.parse(listed) == List(20, 0)  # a null of another action's is no error
+    assert calls.parse({"action": "run", "code": None}) == Refused(
+        "Invalid program call: run needs `code`."
+    )

@@ -57,6 +57,12 @@ class Refused:
     text: str
 
 
+def _or_null(*shapes: dict[str, Any], description: str) -> dict[str, Any]:
+    """An optional parameter: one of `shapes`, or null for "not given" (SDK callers pass
+    `"timeout": None`, and models often send null for what they leave out)."""
+    return {"anyOf": [*shapes, {"type": "null"}], "description": description}
+
+
 @functools.cache
 def parameters() -> dict[str, Any]:
     """The JSON schema of the tool's arguments (one shared, read-only object)."""
@@ -65,23 +71,20 @@ def parameters() -> dict[str, Any]:
         "type": "object",
         "properties": {
             "action": {"type": "string", "enum": list(ACTIONS), "description": d["action"]},
-            "code": {"type": "string", "description": d["code"]},
-            "background": {"type": "boolean", "description": d["background"]},
-            "timeout": {"type": "number", "exclusiveMinimum": 0, "description": d["timeout"]},
-            "target": {
-                "anyOf": [
-                    {"type": "string"},
-                    {"type": "array", "items": {"type": "string"}},
-                ],
-                "description": d["target"],
-            },
-            "limit": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": LIST_MAX,
-                "description": d["limit"],
-            },
-            "offset": {"type": "integer", "minimum": 0, "description": d["offset"]},
+            "code": _or_null({"type": "string"}, description=d["code"]),
+            "background": _or_null({"type": "boolean"}, description=d["background"]),
+            "timeout": _or_null(
+                {"type": "number", "exclusiveMinimum": 0}, description=d["timeout"]
+            ),
+            "target": _or_null(
+                {"type": "string"},
+                {"type": "array", "items": {"type": "string"}},
+                description=d["target"],
+            ),
+            "limit": _or_null(
+                {"type": "integer", "minimum": 1, "maximum": LIST_MAX}, description=d["limit"]
+            ),
+            "offset": _or_null({"type": "integer", "minimum": 0}, description=d["offset"]),
         },
         "required": ["action"],
         "additionalProperties": False,
@@ -89,7 +92,9 @@ def parameters() -> dict[str, Any]:
 
 
 def parse(args: dict[str, Any]) -> ProgramCall | Refused:
-    """One call's arguments (already valid against `parameters()`) as a request."""
+    """One call's arguments (already valid against `parameters()`) as a request; a
+    parameter given as null counts as not given."""
+    args = {k: v for k, v in args.items() if v is not None}
     action = args.get("action")
     if action not in ACTIONS:
         return Refused(texts.invalid(f"unknown action {action!r}."))
