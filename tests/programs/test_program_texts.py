@@ -170,3 +170,15 @@ def test_long_output_keeps_its_head_and_tail_and_says_where_the_whole_is() -> No
     )
     assert "H" * 20_000 + "…5001 tokens truncated…" + "T" * 20_000 in cut
     assert cut.endswith("\n\n[Full output: /tmp/out.txt (read with offset/limit)]")
+
+
+def test_a_long_result_keeps_its_first_line_and_cuts_what_follows_its_header() -> None:
+    failed = texts.failed(1.0, "o" * 50_000, "Error: boom", [])
+    cut = texts.truncated_result(failed, "/tmp/out.txt")
+    assert cut.startswith(
+        "Script failed\nWall time 1.0 seconds\nOutput:\nWarning: truncated output"
+    )
+    assert cut.endswith(
+        "No tool calls were made.\n\n[Full output: /tmp/out.txt (read with offset/limit)]"
+    )
+    assert texts.truncated_result("x" * 50_000, None).startswith("Warning: truncated output")

@@ -157,7 +157,10 @@ async def test_output_over_ten_thousand_tokens_keeps_head_and_tail_and_saves_the
         root = await rt.open_root(cwd=work)
         res = await run(root, code)
         record = rt.store.programs(root.id)[0]
-    assert res.text.startswith("Warning: truncated output (original token count: ")
+    assert res.text.startswith(  # the first line still says how the script ended
+        "Script completed\nWall time "
+    )
+    assert "\nOutput:\nWarning: truncated output (original token count: " in res.text
     path = re.search(r"\[Full output: (.+) \(read with offset/limit\)\]\Z", res.text).group(1)
     assert path.startswith(str(home / "outputs" / root.id))
     full = Path(path).read_text(encoding="utf-8")

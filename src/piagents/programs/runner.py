@@ -212,7 +212,9 @@ class ProgramRunner:
         caller = live.scope.caller
         text = result.text
         if texts.needs_truncation(text):
-            text = texts.truncated(text, _saved(caller.loop.output_dir, live.record.id, text))
+            text = texts.truncated_result(
+                text, _saved(caller.loop.output_dir, live.record.id, text)
+            )
         ended = msgspec.structs.replace(
             live.record,
             state=result.state,

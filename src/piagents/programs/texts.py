@@ -250,6 +250,16 @@ def truncated(text: str, full_output_path: str | None) -> str:
     return out + f"\n\n[Full output: {full_output_path} (read with offset/limit)]"
 
 
+def truncated_result(text: str, full_output_path: str | None) -> str:
+    """A Program's result past the output limit: its header stays first (the first line
+    says whether the script completed: `Script completed` / `Script failed`), and what
+    follows `Output:` keeps its head and tail."""
+    lines = text.split("\n", 3)
+    if len(lines) == 4 and lines[0].startswith("Script ") and lines[2] == "Output:":
+        return "\n".join(lines[:3]) + "\n" + truncated(lines[3], full_output_path)
+    return truncated(text, full_output_path)
+
+
 def _tokens(chars: int) -> int:
     return -(-chars // CHARS_PER_TOKEN)
 
