@@ -5,10 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-
-from piagents.store import sqlite_errors
-from piagents.store.base import StoreError
 from piagents.store.records import (
     GenerationRecord,
     GenerationState,
@@ -18,6 +14,7 @@ from piagents.store.records import (
 )
 from piagents.store.sqlite_connection import Connection
 from piagents.store.sqlite_inputs import insert_input
+from piagents.store.sqlite_values import record_body
 
 
 class GenerationTable:
@@ -88,11 +85,4 @@ class GenerationTable:
         return [self._generation(r[0]) for r in self.conn.fetch(sql + " ORDER BY seq", args)]
 
     def _generation(self, body: bytes | str) -> GenerationRecord:
-        try:
-            return decode_generation(body)
-        except msgspec.ValidationError as exc:  # a field of the wrong type or value
-            raise sqlite_errors.damaged(
-                self.conn.path, f"a generation record is not valid: {exc}"
-            ) from exc
-        except msgspec.DecodeError as exc:
-            raise StoreError(f"{self.conn.path}: an unreadable generation record ({exc})") from exc
+        return record_body(self.conn.path, decode_generation, body, "generation")

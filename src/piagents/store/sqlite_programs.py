@@ -9,8 +9,6 @@ from typing import Any
 
 import msgspec
 
-from piagents.store import sqlite_errors
-from piagents.store.base import StoreError
 from piagents.store.records import (
     ProgramRecord,
     ProgramState,
@@ -18,6 +16,7 @@ from piagents.store.records import (
     encode_program,
 )
 from piagents.store.sqlite_connection import Connection
+from piagents.store.sqlite_values import record_body
 
 
 class ProgramTable:
@@ -157,11 +156,4 @@ class ProgramTable:
         return " AND ".join(where), args
 
     def _program(self, body: bytes | str) -> ProgramRecord:
-        try:
-            return decode_program(body)
-        except msgspec.ValidationError as exc:  # a field of the wrong type or value
-            raise sqlite_errors.damaged(
-                self.conn.path, f"a Program record is not valid: {exc}"
-            ) from exc
-        except msgspec.DecodeError as exc:
-            raise StoreError(f"{self.conn.path}: an unreadable Program record ({exc})") from exc
+        return record_body(self.conn.path, decode_program, body, "Program")
