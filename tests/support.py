@@ -10,7 +10,9 @@ test does in the background waits for that thing itself:
   processes and files outside this one;
 - `await settled()` lets every other task run until it blocks, for the checks that
   something did *not* happen;
-- `Gate` holds model calls until the test releases them, and records who started.
+- `Gate` holds model calls until the test releases them, and records who started;
+- `ElapsedClock` is a wait clock on which every wait's whole timeout has passed at
+  once (a `wait` of 10 s costs no real time).
 
 The timeouts are generous on purpose: they bound a test that would otherwise hang,
 and they are never what the test waits for, so a slow machine (two copies of the
@@ -116,3 +118,15 @@ async def settled(rounds: int = 5) -> None:
         quiet = quiet + 1 if not getattr(loop, "_ready", ()) else 0
         if time.monotonic() > deadline:
             raise AssertionError("the event loop never settled")
+
+
+class ElapsedClock:
+    """A wait clock on which the whole timeout of every wait has passed at once; it notes
+    each timeout it was given."""
+
+    def __init__(self) -> None:
+        self.timeouts: list[float] = []
+
+    async def wait_for(self, event: asyncio.Event, timeout: float) -> bool:
+        self.timeouts.append(timeout)
+        return event.is_set()

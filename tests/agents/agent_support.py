@@ -11,17 +11,6 @@ def runtime(home, script, wait_clock=None, **agents_settings):
     )
 
 
-class ElapsedClock:
-    """A wait clock on which the whole timeout of every wait has passed at once."""
-
-    def __init__(self):
-        self.timeouts: list[float] = []
-
-    async def wait_for(self, event, timeout):
-        self.timeouts.append(timeout)
-        return event.is_set()
-
-
 async def spawn(root, name, message="go", **extra):
     res = await root.call_tool(
         "agent", {"action": "spawn", "name": name, "message": message, **extra}

@@ -4,11 +4,11 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from agent_support import ElapsedClock, runtime, spawn
+from agent_support import runtime, spawn
 
 import piagents
 from piagents.testing import FunctionModel, Reply, ToolCall
-from support import Gate, settled, until
+from support import ElapsedClock, Gate, settled, until
 
 
 def user_texts(call):

@@ -3,10 +3,10 @@
 import asyncio
 import time
 
-from agent_support import ElapsedClock, agent_calls, runtime, spawn, tool_results
+from agent_support import agent_calls, runtime, spawn, tool_results
 
 from piagents.agents.clock import AsyncioClock
-from support import Gate, until
+from support import ElapsedClock, Gate, until
 
 
 def committed_results(agent):

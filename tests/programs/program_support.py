@@ -26,6 +26,9 @@ class Script:
             out = await out
         return out
 
+    def calls_of(self, name):
+        return [c for c in self.calls if c.agent_name == name]
+
 
 def runtime(home, script=None, tools=("+program",), settings=None, **options):
     return piagents.Runtime(
@@ -44,13 +47,6 @@ async def program(agent, **args):
 
 async def run(agent, code, **args):
     return await program(agent, action="run", code=code, **args)
-
-
-class ElapsedClock:
-    """A wait clock on which the whole timeout of every wait has passed at once."""
-
-    async def wait_for(self, event, timeout):
-        return event.is_set()
 
 
 def shorts(rt, caller):

@@ -6,6 +6,7 @@ limits, and taken offline for good, bottom-up, when the Program ends."""
 import asyncio
 
 import pytest
+from program_support import Script
 
 import piagents
 from piagents.agents.errors import AgentCallError
@@ -15,30 +16,6 @@ from piagents.programs.script_api import ToolError
 from piagents.store.records import new_program_id
 from piagents.testing import FunctionModel, Reply, ToolCall
 from support import Gate, settled, until
-
-
-class Script:
-    """Routes model calls by Agent name (`*` for the rest); records every call."""
-
-    def __init__(self):
-        self.handlers = {}
-        self.calls = []
-
-    def on(self, name, handler):
-        self.handlers[name] = handler
-
-    async def __call__(self, call):
-        self.calls.append(call)
-        handler = self.handlers.get(call.agent_name) or self.handlers.get("*")
-        if handler is None:
-            return f"{call.agent_name} done"
-        out = handler(call)
-        if asyncio.iscoroutine(out):
-            out = await out
-        return out
-
-    def calls_of(self, name):
-        return [c for c in self.calls if c.agent_name == name]
 
 
 @pytest.fixture

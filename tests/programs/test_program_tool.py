@@ -6,9 +6,9 @@ import json
 import re
 from pathlib import Path
 
-from program_support import ElapsedClock, Script, program, run, runtime, shorts, user_texts
+from program_support import Script, program, run, runtime, shorts, user_texts
 
-from support import settled, until
+from support import ElapsedClock, settled, until
 
 
 def wall(text):
