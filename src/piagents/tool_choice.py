@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from piagents.agents.operations import Operations
 from piagents.agents.tool import AgentTool
-from piagents.harness.tools import BUILTIN_TOOL_NAMES, builtin_tools
+from piagents.harness.tools import BUILTIN_TOOL_NAMES, shared_builtin_tools
 from piagents.harness.tools.base import Tool
 from piagents.programs.runner import ProgramRunner
 from piagents.programs.tool import NAME as PROGRAM
@@ -74,7 +74,7 @@ def choose_tools(
     (never `program`); the others get the face's tool among theirs."""
     face = supervisor.face(agent.session.record)
     if face == "managed":
-        available = [*builtin_tools(), *extensions]
+        available = [*shared_builtin_tools(), *extensions]
         if choice.names is not None:
             available = [t for t in available if t.name in choice.names]
         return briefing.managed_tools(supervisor, agent, available)
@@ -84,7 +84,7 @@ def choose_tools(
         else AgentTool(operations, agent)
     )
     offered = choice.offers(default_tools)
-    tools = [t for t in (*builtin_tools(), face_tool, *extensions) if offered(t.name)]
+    tools = [t for t in (*shared_builtin_tools(), face_tool, *extensions) if offered(t.name)]
     may_program = offered(PROGRAM)
     if owner is not None:  # an owned Agent can use only tools its owner can use
         allowed = permitted(owner)

@@ -258,9 +258,12 @@ class Coordinator:
         text = rendered if isinstance(rendered, str) else inp.text
         return UserMessage((TextContent(text), *inp.images))
 
-    def submit_stored(self, recipient: Agent, stored: InputRecord) -> Accepted:
-        """Hand an input already recorded in the store to an Agent loaded here."""
-        return self._submit(recipient, stored)
+    def submit_stored(
+        self, recipient: Agent, stored: InputRecord, *, committed: bool = False
+    ) -> Accepted:
+        """Hand an input already recorded in the store to an Agent loaded here
+        (`committed`: its message is in the Agent's session already)."""
+        return self._submit(recipient, stored, committed)
 
     def rendered(
         self, sender: SessionRecord | None, recipient: SessionRecord, text: str, kind: InputKind
@@ -331,7 +334,7 @@ class Coordinator:
             tree.root_id, record, sender_rec, kind, delivery, text, has_result, plain=plain
         )
 
-    def _submit(self, recipient: Agent, stored: InputRecord) -> Accepted:
+    def _submit(self, recipient: Agent, stored: InputRecord, committed: bool = False) -> Accepted:
         record = recipient.session.record
         marks = self.marks.setdefault(recipient.id, AgentMarks())
         tree = self.tree(self.root_of(record))
@@ -368,6 +371,7 @@ class Coordinator:
                 delivery,  # type: ignore[arg-type]
                 id=stored.id,
                 meta={"rendered": stored.rendered, "kind": kind, "sender": stored.sender_id},
+                committed=committed,
             )
         )
         self.changed(recipient.id)

@@ -29,6 +29,8 @@ from piagents.agents.tree import AgentMarks, Waiter
 from piagents.agents.wait_output import ResultItem, render_wait
 from piagents.agents.yielding import slot_given_up
 from piagents.ai.registry import ProviderRegistry
+from piagents.harness.events import Input
+from piagents.harness.loop import default_render
 from piagents.harness.tools.base import ToolResult
 from piagents.store.base import StoreError
 from piagents.store.records import InputRecord, MessageEntry, SearchHit, SessionRecord, new_id
@@ -89,12 +91,14 @@ class Operations:
                     fork=options.fork,
                 )
                 stored = self.c.record(caller, child, message, "followUp")
+                committed = self._commit_first(child, stored)
         except (AgentCallError, StoreError) as exc:
             if child is None:
                 raise
+            self.c.tree(self.c.root_of(me)).slots.release(child.id)
             await self.ports.loader.discard_owned(child)  # nothing half-made stays behind
             return error(str(exc))
-        accepted = self.c.submit_stored(child, stored)
+        accepted = self.c.submit_stored(child, stored, committed=committed)
         shown = self.c.shown(child.session.record, me)
         text = texts.spawned(shown, self.c.max_concurrent if accepted.queued else None)
         return ToolResult(text, {"id": child.id, "name": name, "queued": accepted.queued})
@@ -135,6 +139,18 @@ class Operations:
         shown1 = self.c.shown(record, me)
         text = texts.input_accepted(shown1, self.c.max_concurrent if accepted.queued else None)
         return ToolResult(text, {"id": record.id, "queued": accepted.queued})
+
+    def _commit_first(self, child: Agent, stored: InputRecord) -> bool:
+        """Commit a new Agent's first message to its session with the Agent itself (one
+        commit per spawn, not two) when a slot lets it start at once; a queued one
+        commits it when it starts, as every input does, so a message aborted while
+        queued never enters its conversation."""
+        if not self.c.tree(self.c.root_of(child.session.record)).slots.reserve(child.id):
+            return False
+        render = child.loop.hooks.render_input or default_render
+        first = Input(stored.text, meta={"rendered": stored.rendered})
+        child.session.append(MessageEntry(render(first)))
+        return True
 
     def spawn_options(self, caller: Agent, args: Mapping[str, Any]) -> SpawnOptions:
         """The options of a new owned Agent of `caller` (`spawn`'s arguments, by their

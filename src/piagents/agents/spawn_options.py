@@ -42,10 +42,13 @@ def spawn_options(
     me = caller.session.record
     if "\0" in str(cwd or ""):
         raise AgentCallError(texts.invalid(f"cwd {cwd!r} {texts.NUL_IN_PATH}."))
-    where = Path(cwd).expanduser() if cwd else Path(me.cwd)
-    if not where.is_absolute():
-        where = Path(me.cwd) / where
-    where = where.resolve()
+    if cwd:
+        where = Path(cwd).expanduser()
+        if not where.is_absolute():
+            where = Path(me.cwd) / where
+        where = where.resolve()
+    else:
+        where = Path(me.cwd)  # the caller's own, as its tools use it (resolved when it was made)
     if not where.is_dir():
         raise AgentCallError(texts.invalid(f"cwd {str(where)!r} is not a directory."))
     chosen = model or str(caller.loop.model)

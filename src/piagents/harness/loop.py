@@ -58,6 +58,7 @@ from piagents.harness.tool_calls import (
     result_message,
 )
 from piagents.harness.tools.base import Tool, ToolContext, ToolResult, spec_of
+from piagents.store.records import MessageEntry
 
 QueueMode = Literal["one-at-a-time", "all"]
 
@@ -231,9 +232,9 @@ class AgentLoop:
     def _commit_inputs(self, inputs: Sequence[Input]) -> None:
         render = self.hooks.render_input or default_render
         messages = [render(i) for i in inputs]
-        from piagents.store.records import MessageEntry
-
-        self.session.append(*(MessageEntry(m) for m in messages))
+        fresh = [MessageEntry(m) for i, m in zip(inputs, messages, strict=True) if not i.committed]
+        if fresh:
+            self.session.append(*fresh)
         for m in messages:
             self.emit(MessageCommitted(m))
 
@@ -241,10 +242,8 @@ class AgentLoop:
         """Commit the queued writes; if the store refuses them they stay queued (they
         were accepted), for the next boundary or the next write."""
         if self._writes:
-            writes = list(self._writes)
-            self._commit_inputs(writes)
-            for _ in writes:
-                self._writes.popleft()
+            self._commit_inputs(list(self._writes))
+            self._writes.clear()  # all of them: no write can come in during a synchronous commit
 
     # ---- runs ---------------------------------------------------------------
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -123,6 +124,20 @@ def format_now(now: datetime) -> str:
     return f"{text} {zone}" if zone else text
 
 
+_clock: list[tuple[int, datetime]] = [(0, datetime.now().astimezone())]
+
+
+def _now() -> datetime:
+    """The local time to the second, made once a second (looking up the local zone
+    costs more than the rest of a prompt; a burst of spawns asks many times a second)."""
+    second = int(time.time())
+    known, now = _clock[0]
+    if known != second:
+        now = datetime.fromtimestamp(second).astimezone()
+        _clock[0] = (second, now)
+    return now
+
+
 def build_system_prompt(
     *,
     tools: Sequence[Tool],
@@ -160,7 +175,7 @@ def prompt_for_cwd(
     return build_system_prompt(
         tools=tools,
         cwd=cwd,
-        now=datetime.now().astimezone(),
+        now=_now(),
         context_files=find(cwd, home) if cwd.exists() else [],
         custom=custom,
         append=append,

@@ -51,27 +51,28 @@ class EntryLog:
                 "INSERT INTO entries (session_id, seq, entry_id, type, body) VALUES (?,?,?,?,?)",
                 [(session_id, seq + i, *row) for i, row in enumerate(rows)],
             )
-            cur = db.execute(
-                "UPDATE sessions SET updated = ? WHERE id = ?",
-                (entries[-1].timestamp, session_id),
-            )
+            docs = search_docs(entries)
+            requests = [(ts, text) for ts, text, is_request in docs if is_request]
+            if requests:  # one statement either way: most appends are one message
+                cur = db.execute(
+                    "UPDATE sessions SET updated = ?, latest_request = ?, latest_request_at = ? "
+                    "WHERE id = ?",
+                    (entries[-1].timestamp, requests[-1][1], requests[-1][0], session_id),
+                )
+            else:
+                cur = db.execute(
+                    "UPDATE sessions SET updated = ? WHERE id = ?",
+                    (entries[-1].timestamp, session_id),
+                )
             if cur.rowcount == 0:
                 raise SessionNotFound(f"No session {session_id}")
             if end - packed >= BLOCK:
                 packed = layout.pack(db, session_id, packed, end)
-            docs = search_docs(entries)
             if docs:
                 db.executemany(
                     "INSERT INTO search_docs (session_id, ts, text) VALUES (?,?,?)",
                     [(session_id, ts, text) for ts, text, _ in docs],
                 )
-                requests = [(ts, text) for ts, text, is_request in docs if is_request]
-                if requests:
-                    db.execute(
-                        "UPDATE sessions SET latest_request = ?, latest_request_at = ? "
-                        "WHERE id = ?",
-                        (requests[-1][1], requests[-1][0], session_id),
-                    )
 
     def has_entries(self, session_id: str) -> bool:
         rows = self.conn.fetch("SELECT 1 FROM entries WHERE session_id = ? LIMIT 1", (session_id,))
