@@ -198,6 +198,18 @@ async def test_the_program_tool_never_shows_scopes_in_list_wait_stop_or_short_id
     }
 
 
+async def test_a_scopes_agents_read_its_messages_as_from_the_scope(home, work):
+    def route(call):
+        return [m for m in call.messages if m.role == "user"][-1].text
+
+    async with runtime(home, route) as rt:
+        root = await rt.open_root(cwd=work, name="boss")
+        async with root.program() as p:
+            heard = await p.agent(name="w").send("hello")
+            short = rt.read_model.running_programs(root)[0].short_id
+    assert heard == f'<agent-message from="Program" id="{short}">\nhello\n</agent-message>'
+
+
 async def test_an_open_scope_has_a_panel_row_with_no_live_agent_until_it_ends(home, work):
     async with runtime(home) as rt:
         root = await rt.open_root(cwd=work)

@@ -11,6 +11,7 @@ to a model: the `program` tool reads only scripts.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from collections.abc import Callable
 import msgspec
 
 from piagents.events.records import ProgramChanged
+from piagents.programs.addressing import shown_ids
 from piagents.programs.sdk import ProgramScopeSession, ScopeEnd
 from piagents.store.base import Store, StoreError
 from piagents.store.records import ProgramRecord
@@ -56,6 +58,9 @@ class RecordedScopes:
             created=now_ms(),
         )
         self.store().add_program(record)
+        # Shown (to its Agents, in the panel) by its short ID among the caller's Programs.
+        short = shown_ids(self.store().programs(caller.id))[record.id]
+        session.scope = dataclasses.replace(session.scope, short_id=short)
         self.open[record.id] = (session, record)
         self.publish(ProgramChanged.of(record))
 
