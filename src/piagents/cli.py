@@ -29,6 +29,7 @@ from piagents.cli_session import (
     open_session,
     resolve_session,
 )
+from piagents.counted import counted
 
 if TYPE_CHECKING:
     pass
@@ -257,7 +258,8 @@ def _export(argv: list[str]) -> int:
         if args.output:
             with open(args.output, "w", encoding="utf-8") as out:
                 n = export_jsonl(store, session_id, out)
-            print(f"Exported {n} entries of session {session_id} to {args.output}", file=sys.stderr)
+            exported = counted(n, "entry", "entries")
+            print(f"Exported {exported} of session {session_id} to {args.output}", file=sys.stderr)
         else:
             export_jsonl(store, session_id, sys.stdout)
     except SessionNotFound as exc:

@@ -26,9 +26,15 @@ from piagents.events.records import DefinitionsChanged, SettingsChanged
 from piagents.events.states import StateTracker
 from piagents.export import export_jsonl
 from piagents.harness.events import Input, LoopEvent, Phase
-from piagents.programs.addressing import short_ids
+from piagents.programs.addressing import shown_ids
 from piagents.store.base import Store
-from piagents.store.records import Entry, GenerationRecord, InputDelivery, SessionRecord
+from piagents.store.records import (
+    Entry,
+    GenerationRecord,
+    InputDelivery,
+    ProgramKind,
+    SessionRecord,
+)
 from piagents.supervision.definitions import (
     AgentDefinition,
     DefinitionReport,
@@ -80,7 +86,7 @@ class TreeSnapshot:
     first_inputs: Mapping[str, str]
     # The Program each of a Program's Agents (and each Agent under one) belongs to.
     programs: Mapping[str, str] = dataclasses.field(default_factory=dict)
-    # Those Programs' short IDs among their callers' Programs (an SDK scope's: 8 characters).
+    # Those Programs' short IDs among their callers' Programs (`addressing.shown_ids`).
     program_shorts: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
@@ -90,8 +96,9 @@ class ProgramEntry:
 
     id: str
     caller_id: str
-    short_id: str  # among its caller's Programs
+    short_id: str  # among its caller's Programs (`addressing.shown_ids`)
     background: bool
+    kind: ProgramKind = "script"  # a script of the `program` tool, or an SDK scope
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,9 +264,10 @@ class ReadModel:
             running = store.programs(caller_id, state="running")
             if not running:
                 continue
-            shorts = short_ids([p.id for p in store.programs(caller_id)])
+            shorts = shown_ids(store.programs(caller_id))
             out.extend(
-                ProgramEntry(p.id, caller_id, shorts[p.id], p.background) for p in reversed(running)
+                ProgramEntry(p.id, caller_id, shorts[p.id], p.background, p.kind)
+                for p in reversed(running)
             )
         return tuple(out)
 
@@ -284,8 +292,8 @@ class ReadModel:
 
     def program_shorts(self, records: Sequence[SessionRecord]) -> dict[str, str]:
         """The short ID of each Program that owns Agents among `records`, among its
-        caller's Programs (the owner of its Agents); an SDK scope, never recorded, by
-        its first 8 characters."""
+        caller's Programs (the owner of its Agents; `addressing.shown_ids`); one with no
+        record by its first 8 characters."""
         callers: dict[str, str] = {}
         for r in records:
             mark = program_mark(r)
@@ -294,7 +302,7 @@ class ReadModel:
         out: dict[str, str] = {}
         store = self._store()
         for caller_id in set(callers.values()):
-            shorts = short_ids([p.id for p in store.programs(caller_id)])
+            shorts = shown_ids(store.programs(caller_id))
             for program_id in (p for p, c in callers.items() if c == caller_id):
                 out[program_id] = shorts.get(program_id, program_id[:8])
         return out

@@ -81,3 +81,37 @@ def test_a_trees_outstanding_count_follows_its_open_inputs():
     tree.close("b", "i4")
     assert tree.outstanding == 0
     assert tree.open_inputs == {} and tree.pending_results == {}
+
+
+def test_an_agent_of_a_program_is_shown_short_ids_unique_in_its_program_only(tmp_path):
+    store = SQLiteStore(tmp_path / "s.db")
+    root = SessionRecord(id="root0000-0", cwd="/")
+    store.create_session(root)
+
+    def owned(id, owner=root.id, program=None):
+        meta = {"program": program} if program else {}
+        r = SessionRecord(id=id, cwd="/", owner_id=owner, root_id=root.id, meta=meta)
+        store.create_session(r)
+        return r
+
+    p1 = owned("abcdefgh-1111", program="P")
+    p2 = owned("abcdefgh-2222", program="P")
+    plain = owned("abcdefgh-1112")  # outside the Program: p1's reader never sees it
+    directory = Directory(store)
+    for r in (p1, p2, plain):
+        directory.add(r)
+    root_map = directory.short_map(root)  # the user sees every group
+    group_map, tree_map = directory.short_map(p1), directory.short_map(plain)
+    assert root_map[p1.id] == "abcdefgh-1111"
+    assert dict(group_map) == {p1.id: "abcdefgh-1", p2.id: "abcdefgh-2"}
+    assert directory.short_map(p2) is group_map
+    assert tree_map[p1.id] == "abcdefgh-1111" and tree_map[plain.id] == "abcdefgh-1112"
+
+    sub = owned("abcdefgh-1113", owner=p1.id)  # spawned by a Program Agent: in its group
+    directory.add(sub)
+    assert directory.short_map(p1) is group_map  # taken in, not rebuilt
+    assert dict(group_map) == {p1.id: "abcdefgh-1111", p2.id: "abcdefgh-2", sub.id: sub.id}
+    rebuilt = Directory(store)
+    for reader in (root, p1, sub, plain):
+        assert dict(directory.short_map(reader)) == dict(rebuilt.short_map(reader))
+    store.close()

@@ -50,10 +50,10 @@ async def run(agent, code, **args):
 
 
 def shorts(rt, caller):
-    """The short IDs the caller is shown for its Programs, by ID."""
+    """The short IDs the caller is shown for its Programs (its scripts), by ID."""
     from piagents.programs.addressing import short_ids
 
-    ids = [p.id for p in rt.store.programs(caller.id)]
+    ids = [p.id for p in rt.store.programs(caller.id, kind="script")]
     table = short_ids(ids)
     return {i: table[i] for i in ids}
 

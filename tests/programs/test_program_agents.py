@@ -68,11 +68,27 @@ async def test_an_agent_of_a_program_starts_idle_and_send_returns_its_answer(hom
         assert script.calls_of("tests") == []
         answer = await face.send(scope, agent_id, "Run the tests", "followUp", None)
         assert answer == (
-            f'ran: <agent-message from="boss" id="{root.id[:8]}">\nRun the tests\n</agent-message>'
+            f'ran: <agent-message from="Program" id="{scope.short_id}">\n'
+            "Run the tests\n</agent-message>"
         )
         record = rt.store.get_session(agent_id)
         assert record.owner_id == root.id and record.root_id == root.id
         assert record.meta["program"] == scope.program_id
+
+
+async def test_a_programs_agent_reads_its_messages_as_from_its_program(home, work, script):
+    from program_support import program, run
+
+    script.on("w", last_user_text)
+    code = "w = agent(name='w')\nreturn await w.send('Count the files')"
+    async with piagents.Runtime(home=home, model=FunctionModel(script), tools=["+program"]) as rt:
+        root = await rt.open_root(cwd=work, name="boss")
+        started = await run(root, code, background=True)
+        short = started.text.removeprefix("Program ").removesuffix(" started.")
+        waited = await program(root, action="wait", target=short)
+    assert waited.text.endswith(
+        f'Output:\n<agent-message from="Program" id="{short}">\nCount the files\n</agent-message>'
+    )
 
 
 async def test_omitted_names_are_generated_and_names_are_unique_in_the_program(home, work, script):

@@ -172,6 +172,13 @@ def test_long_output_keeps_its_head_and_tail_and_says_where_the_whole_is() -> No
     assert cut.endswith("\n\n[Full output: /tmp/out.txt (read with offset/limit)]")
 
 
+def test_our_own_counts_say_one_in_the_singular() -> None:
+    assert texts.timeout_expired(1.0) == "the Program ran longer than its timeout of 1 second."
+    assert texts.timeout_expired(2.5) == "the Program ran longer than its timeout of 2.5 seconds."
+    one_over = "H" * 40_001
+    assert "…1 token truncated…" in texts.truncated(one_over, None)
+
+
 def test_a_long_result_keeps_its_first_line_and_cuts_what_follows_its_header() -> None:
     failed = texts.failed(1.0, "o" * 50_000, "Error: boom", [])
     cut = texts.truncated_result(failed, "/tmp/out.txt")

@@ -64,7 +64,7 @@ async def test_a_programs_start_and_end_are_announced_once_each_is_committed(hom
         busy = (await run(root, BUSY, background=True)).details["id"]
         await program(root, action="stop", target=busy)
         done = (await run(root, "return 1")).details["id"]
-    fields = {"callerId": root.id, "rootId": root.id, "type": "program"}
+    fields = {"callerId": root.id, "rootId": root.id, "type": "program", "kind": "script"}
     assert seen == [
         ({**fields, "programId": busy, "state": "running", "background": True}, "running"),
         ({**fields, "programId": busy, "state": "stopped", "background": True}, "stopped"),

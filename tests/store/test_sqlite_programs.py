@@ -3,6 +3,7 @@ first by caller, and stopped when the process that ran them is gone."""
 
 from __future__ import annotations
 
+import sqlite3
 import uuid
 from pathlib import Path
 
@@ -88,6 +89,58 @@ def test_a_callers_programs_newest_first_by_state_and_prefix(store: SQLiteStore)
     assert store.count_programs(me) == 5 and store.count_programs(me, state="running") == 4
     assert [p.id for p in store.programs(me, id_prefix=made[2].id[:30].upper())] == [made[2].id]
     assert store.programs(me, id_prefix="%") == []
+
+
+def test_a_callers_scripts_and_scopes_are_read_apart_or_together(store: SQLiteStore) -> None:
+    me = caller(store)
+    script, scope = program(me), program(me, code="", kind="scope")
+    later_script = program(me)
+    for p in (script, scope, later_script):
+        store.add_program(p)
+    assert [p.id for p in store.programs(me)] == [later_script.id, scope.id, script.id]
+    assert [p.id for p in store.programs(me, kind="script")] == [later_script.id, script.id]
+    assert [p.kind for p in store.programs(me, kind="scope")] == ["scope"]
+    assert store.count_programs(me, kind="scope") == 1
+    assert store.count_programs(me, kind="script", state="running") == 2
+    stopped = store.stop_running_programs(me, "gone", 7)  # a killed process: every kind
+    assert {p.id: p.kind for p in stopped} == {
+        script.id: "script",
+        scope.id: "scope",
+        later_script.id: "script",
+    }
+
+
+def test_programs_of_a_store_from_before_scopes_are_upgraded_and_read_as_scripts(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "store.db"
+    first = SQLiteStore(path)
+    me = caller(first)
+    old = program(me)
+    first.close()
+    db = sqlite3.connect(path)  # the programs table as it was, with a body without `kind`
+    db.executescript(
+        "DROP TABLE programs; CREATE TABLE programs (id TEXT PRIMARY KEY,"
+        " caller_id TEXT NOT NULL, root_id TEXT NOT NULL, state TEXT NOT NULL,"
+        " returned INTEGER NOT NULL DEFAULT 0, body BLOB NOT NULL);"
+    )
+    body = msgspec.json.encode({"id": old.id, "callerId": me, "rootId": me, "code": "return 1"})
+    db.execute(
+        "INSERT INTO programs (id, caller_id, root_id, state, body) VALUES (?,?,?,?,?)",
+        (old.id, me, me, "running", body),
+    )
+    db.commit()
+    db.close()
+    again = SQLiteStore(path)
+    try:
+        assert again.get_program(old.id) == old
+        assert [p.id for p in again.programs(me, kind="script")] == [old.id]
+        assert again.programs(me, kind="scope") == []
+        scope = program(me, code="", kind="scope")
+        again.add_program(scope)
+        assert [p.kind for p in again.programs(me)] == ["scope", "script"]
+    finally:
+        again.close()
 
 
 def test_results_given_to_the_caller_are_marked_returned(store: SQLiteStore) -> None:

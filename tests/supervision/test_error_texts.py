@@ -77,3 +77,11 @@ def test_a_message_over_the_payload_limit_says_its_size_and_the_limit() -> None:
         "over the mailbox payload limit of 5 bytes."
     )
     assert t.NEXT_SHORTEN == "shorten the message, or put long text in a file passed in `files`"
+
+
+def test_one_problem_and_one_byte_are_counted_in_the_singular() -> None:
+    assert t.problems_listed(("a.md: bad",)) == "1 problem in agent definitions:\n  - a.md: bad"
+    assert t.problems_listed(("x", "y")).startswith("2 problems in agent definitions:")
+    assert t.message_too_large(2, 1, with_references=False) == (
+        "The message is 2 bytes, over the mailbox payload limit of 1 byte."
+    )

@@ -286,12 +286,13 @@ class Coordinator:
         notification: bool = False,
         has_result: bool | None = None,
         plain: bool = False,
+        rendered: str | None = None,
     ) -> Accepted:
         """Accept a message for an Agent loaded here: record it, then hand it to its loop.
 
         `has_result=False` keeps an owner's input from giving a Pi Agents result (the
         supervision face reports its generations' results itself); `plain` delivers the
-        text as it is, without the sender header."""
+        text as it is, without the sender header; `rendered` is the text read, if made."""
         stored = self.record(
             sender,
             recipient,
@@ -300,6 +301,7 @@ class Coordinator:
             notification=notification,
             has_result=has_result,
             plain=plain,
+            rendered=rendered,
         )
         return self._submit(recipient, stored)
 
@@ -313,6 +315,7 @@ class Coordinator:
         notification: bool = False,
         has_result: bool | None = None,
         plain: bool = False,
+        rendered: str | None = None,
     ) -> InputRecord:
         """The first half of `accept`: check and record the message; `submit_stored`
         hands it to the loop once it is committed."""
@@ -330,8 +333,9 @@ class Coordinator:
             raise AgentCallError(texts.input_rejected(tree.outstanding))
         if has_result is None:
             has_result = kind == "input" and from_owner
+        shown = text if plain else rendered
         return self.delivery.message(
-            tree.root_id, record, sender_rec, kind, delivery, text, has_result, plain=plain
+            tree.root_id, record, sender_rec, kind, delivery, text, has_result, rendered=shown
         )
 
     def _submit(self, recipient: Agent, stored: InputRecord, committed: bool = False) -> Accepted:

@@ -95,10 +95,13 @@ class Delivery:
         has_result: bool,
         *,
         delivered: bool = True,
-        plain: bool = False,
+        rendered: str | None = None,
     ) -> InputRecord:
         """Commit a message from `sender` (None: the user); writes have nothing to end,
-        so they are done at once. `plain` keeps the text as it is, without a header."""
+        so they are done at once. `rendered` is the text the recipient reads when the
+        caller made it (e.g. the text as it is, without a header)."""
+        if rendered is None:
+            rendered = self.local.rendered(sender, recipient, text, kind)
         return self.commit(
             InputRecord(
                 id=new_id(),
@@ -111,7 +114,7 @@ class Delivery:
                 has_result=has_result,
                 status="outstanding" if kind != "write" else "completed",
                 delivered=delivered,
-                rendered=text if plain else self.local.rendered(sender, recipient, text, kind),
+                rendered=rendered,
             )
         )
 

@@ -5,8 +5,10 @@ copy of a loaded tree is authoritative. Roots can be opened by any process
 on the home; their list is re-read when the store says it changed.
 
 Visibility keeps Programs apart (`program_members`): an Agent sees only the Agents
-of its own group. Short IDs are worked out over the whole tree (every group), so
-they stay unique whoever reads them.
+of its own group. Short IDs are unique among what the reader sees (spec §1): an Agent
+of a Program is shown its group's Agents by the shortest prefixes no other Agent of
+the group has. Every other Agent of the tree, and the user through its root (the
+task panel, `/agents`: every group), is shown prefixes unique in the whole tree.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ class Directory:
         self._roots: dict[str, SessionRecord] = {}
         self._roots_mark: tuple[int, int] | None = None
         self._roots_read = 0.0
-        self._shorts: dict[tuple[str, bool], tuple[int, ShortIds]] = {}
+        # Short-ID maps by (root ID, who reads: "roots", "tree" or a Program's ID).
+        self._shorts: dict[tuple[str, str], tuple[int, ShortIds]] = {}
         self._programs: dict[str, str | None] = {}  # the Program of each owned record seen
 
     def tree(self, root_id: str) -> dict[str, SessionRecord]:
@@ -85,8 +88,15 @@ class Directory:
         for key, (version, mapping) in list(self._shorts.items()):
             if version != self.version - 1:
                 continue  # stale already: rebuilt when next asked for
-            root_id, for_root = key
-            if record.root_id == root_id or record.id == root_id or (for_root and record.is_root):
+            root_id, readers = key
+            if readers not in ("roots", "tree"):  # a Program's group: its own Agents only
+                if record.root_id == root_id and self.program_of(record) == readers:
+                    mapping.add(record.id)
+            elif (
+                record.root_id == root_id
+                or record.id == root_id
+                or (readers == "roots" and record.is_root)
+            ):
                 mapping.add(record.id)
             self._shorts[key] = (self.version, mapping)
 
@@ -112,16 +122,22 @@ class Directory:
         return list(seen.values())
 
     def short_map(self, reader: SessionRecord) -> ShortIds:
-        """Short IDs as the reader sees them. Every owned Agent of a tree sees the same
-        set (the tree), and every root the tree plus all roots, so maps are shared."""
+        """Short IDs as the reader sees them. Every owned Agent of a tree outside
+        Programs is given the same set (the tree), every root the tree plus all roots,
+        and every Agent of a Program its group (itself included), so maps are shared."""
         root_id = reader.root_id or reader.id
-        key = (root_id, reader.is_root)
+        group = self.program_of(reader)
+        readers = group if group is not None else ("roots" if reader.is_root else "tree")
+        key = (root_id, readers)
         if reader.is_root:
             self.roots()  # may bump the version
         cached = self._shorts.get(key)
         if cached is not None and cached[0] == self.version:
             return cached[1]
-        ids = [root_id, *self.tree(root_id)]
+        if group is not None:
+            ids = [i for i, s in self.tree(root_id).items() if self.program_of(s) == group]
+        else:
+            ids = [root_id, *self.tree(root_id)]
         if reader.is_root:
             ids.extend(self.roots())
         mapping = ShortIds(ids)

@@ -13,7 +13,7 @@ from typing import Any, Literal, TypeAlias
 
 from piagents.harness import events as loop_events
 from piagents.harness.events import LoopEvent
-from piagents.store.records import ProgramState
+from piagents.store.records import ProgramKind, ProgramRecord, ProgramState
 
 AgentState: TypeAlias = Literal["running", "waiting", "queued", "idle"]
 InputKind: TypeAlias = Literal["input", "write", "notification", "control"]
@@ -107,14 +107,22 @@ class GenerationChanged:
 
 @dataclass(frozen=True, slots=True)
 class ProgramChanged:
-    """A Program's start (`running`) or its one end was committed to the store."""
+    """A Program's start (`running`) or its one end was committed to the store (a script
+    of the `program` tool, or an SDK Program scope: `kind`)."""
 
     program_id: str
     caller_id: str
     root_id: str
     state: ProgramState
     background: bool
+    kind: ProgramKind = "script"
     type: Literal["program"] = field(default="program", init=False)
+
+    @classmethod
+    def of(cls, program: ProgramRecord) -> ProgramChanged:
+        """The event announcing `program` as it is recorded now."""
+        p = program
+        return cls(p.id, p.caller_id, p.root_id, p.state, p.background, p.kind)
 
 
 @dataclass(frozen=True, slots=True)

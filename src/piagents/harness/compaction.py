@@ -26,6 +26,7 @@ from piagents.ai.models import ModelRef
 from piagents.ai.provider import ModelRequest, Provider
 from piagents.ai.retry import RetryPolicy, stream_with_retry
 from piagents.config import CompactionSettings
+from piagents.counted import counted
 from piagents.harness.context import context_entries, keeps, summary_message
 from piagents.harness.events import Compacted
 from piagents.harness.session import Session
@@ -165,7 +166,7 @@ def find_cut_point(entries: Sequence[Entry], keep_recent_tokens: int) -> int:
 def _clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
-    return f"{text[:limit]}\n\n[... {len(text) - limit} more characters truncated]"
+    return f"{text[:limit]}\n\n[... {counted(len(text) - limit, 'more character')} truncated]"
 
 
 def _call_text(call: ToolCall) -> str:

@@ -22,7 +22,8 @@ Its public names, each imported on first use from the module that defines it:
   (`ProgramTool`, the `program` tool of one caller). `ports` is what they need of
   the Agents face (`ProgramAgents`).
 - The SDK's face (`sdk`): `ProgramScopeSession`, what `Agent.program()` opens,
-  and its `ProgramAgentHandle`s, the embedder's own Python with a Program's handles.
+  and its `ProgramAgentHandle`s, the embedder's own Python with a Program's handles;
+  `scopes` records a runtime's scopes as Programs of kind `scope`.
 
 The script's traceback text (`script_errors`) and its source edits
 (`script_source`) are the sandbox's own.

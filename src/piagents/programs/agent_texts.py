@@ -9,6 +9,10 @@ from __future__ import annotations
 
 SUBMIT_RESULT = "submit_result"
 
+# How a Program's Agent is shown its Program, the owner of its messages: `from="Program"`
+# and the Program's short ID, as `/agents` names it (`Program <id>`).
+PROGRAM_SENDER = "Program"
+
 SUBMIT_RESULT_DESCRIPTION = (
     "Submit the result of the current input. Its one parameter `value` must match the "
     "schema the sender asked for; the first valid call sets the result."

@@ -3,9 +3,11 @@
 A Program's Agent is an owned session of the caller's tree, marked as the Program's
 (`agents.program_members`): it takes the tree's slots and counts toward its
 `maxOutstanding`, and only the Program's Agents and the Agents under them see it.
-The Program sends as the caller, the Agent's owner, but its inputs have no Pi Agents
-result: no `wait` and no notification reach the caller for them; `send()` gets the
-answer from the run that handles the input. When the Program ends (`close`), its
+The Program sends with the caller's ownership (the session's owner), and the Agent
+reads its messages as from its owner, the Program (`from="Program"` and the Program's
+short ID), never from the caller it cannot see. Its inputs have no Pi Agents result:
+no `wait` and no notification reach the caller for them; `send()` gets the answer
+from the run that handles the input. When the Program ends (`close`), its
 Agents are aborted and unloaded, sub-Agents first; the delivery path never wakes an
 offline Program Agent again, so they stay offline for good.
 """
@@ -24,6 +26,7 @@ from piagents.agents.errors import AgentCallError
 from piagents.agents.operations import Operations
 from piagents.agents.ports import AgentsPorts
 from piagents.agents.program_members import marked
+from piagents.agents.texts import Shown
 from piagents.agents.tree import AgentMarks
 from piagents.harness.events import LoopEvent, RunEnded, RunOutcome, RunStarted
 from piagents.harness.loop import AbortResult
@@ -166,7 +169,16 @@ class CoordinatedProgramAgents:
         delivery = cast(InputDelivery, deliver_as)
         try:
             # No Pi Agents result: the Program's, from the run, not the caller's to wait for.
-            accepted = self.c.accept(scope.caller, agent, message, delivery, has_result=False)
+            accepted = self.c.accept(
+                scope.caller,
+                agent,
+                message,
+                delivery,
+                has_result=False,
+                rendered=agent_texts.agent_message(
+                    Shown(texts.PROGRAM_SENDER, scope.short_id), message, reply_note=False
+                ),
+            )
         except (AgentCallError, StoreError) as exc:
             raise ToolError(str(exc)) from exc
         if deliver_as != "followUp" or accepted.future is None:

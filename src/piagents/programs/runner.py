@@ -7,6 +7,8 @@ with its result text and why it stopped); its `store()` values are written with 
 end when it completes. A foreground Program's caller waits for it with its slot
 given up; a background one's caller gets a notification when it ends, unless it is
 waiting for it. A caller going offline, or the runtime closing, stops its Programs.
+The SDK's Program scopes opened here are records too (`scopes`), stopped alike; the
+tool's side (`programs`, `short_id`) reads only scripts.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from piagents.programs.run_result import (
     timed_out,
 )
 from piagents.programs.sandbox import Limits, SandboxError, SandboxPool, ScriptOutcome, run_script
+from piagents.programs.scopes import RecordedScopes
 from piagents.programs.script_api import script_externals, script_prelude
 from piagents.programs.script_host import ProgramHost, prelude_names
 from piagents.programs.sdk import ProgramScopeSession
@@ -102,6 +105,9 @@ class ProgramRunner:
         self._pool: SandboxPool | None = None
         self._pool_lock = asyncio.Lock()
         self._closed = False
+        self.scopes = RecordedScopes(
+            lambda: self.ports.store(), ports.publish, lambda: self._closed
+        )
 
     # ---- running ------------------------------------------------------------------
 
@@ -240,11 +246,7 @@ class ProgramRunner:
         return ended
 
     def _announce(self, program: ProgramRecord) -> None:
-        self.ports.publish(
-            ProgramChanged(
-                program.id, program.caller_id, program.root_id, program.state, program.background
-            )
-        )
+        self.ports.publish(ProgramChanged.of(program))
 
     async def _started_pool(self) -> SandboxPool:
         async with self._pool_lock:
@@ -256,11 +258,14 @@ class ProgramRunner:
 
     def scope(self, caller: Agent) -> ProgramScopeSession:
         """A Program scope for the SDK (`Agent.program()`): the embedder's own Python with
-        a Program's handles, its Agents these Programs' Agents."""
+        a Program's handles, its Agents these Programs' Agents; recorded (`scopes`)."""
         if self.agents is None:
             raise RuntimeError("this runtime gives Programs no Agents")
         return ProgramScopeSession(
-            self.agents, caller, cleanup_timeout=self.ports.cleanup_timeout()
+            self.agents,
+            caller,
+            cleanup_timeout=self.ports.cleanup_timeout(),
+            records=self.scopes,
         )
 
     # ---- stopping -------------------------------------------------------------------
@@ -280,14 +285,18 @@ class ProgramRunner:
         return bool(done)
 
     async def stop_for(self, caller_id: str, reason: str) -> None:
-        """Stop the caller's running Programs, without notifications (it goes away)."""
+        """Stop the caller's running Programs and scopes, without notifications (it goes
+        away)."""
         lives = [p for p in self.live.values() if p.record.caller_id == caller_id]
         for live in lives:
             live.silent = True
-        await asyncio.gather(*(self.stop(live, reason) for live in lives))
+        await asyncio.gather(
+            *(self.stop(live, reason) for live in lives), self.scopes.stop_for(caller_id, reason)
+        )
 
     def caller_loaded(self, caller_id: str) -> None:
-        """Records a killed process left running end `stopped`, with their reason."""
+        """Records a killed process left running (scripts and scopes) end `stopped`, with
+        their reason."""
         try:
             left = self.ports.store().programs(caller_id, state="running")
             if left:
@@ -303,7 +312,8 @@ class ProgramRunner:
         for live in self.live.values():
             live.silent = True
         await asyncio.gather(
-            *(self.stop(p, texts.RUNTIME_CLOSED) for p in list(self.live.values()))
+            *(self.stop(p, texts.RUNTIME_CLOSED) for p in list(self.live.values())),
+            self.scopes.stop_for(None, texts.RUNTIME_CLOSED),
         )
         self._closed = True
         await self._stack.aclose()
@@ -312,12 +322,16 @@ class ProgramRunner:
     # ---- reading ------------------------------------------------------------------
 
     def running(self, caller_id: str) -> bool:
-        """Whether the caller has a Program running here (work that keeps it loaded)."""
-        return any(p.record.caller_id == caller_id for p in self.live.values())
+        """Whether the caller has a Program or a scope running here (work that keeps it
+        loaded)."""
+        return any(
+            p.record.caller_id == caller_id for p in self.live.values()
+        ) or self.scopes.running(caller_id)
 
     def programs(self, caller_id: str) -> list[ProgramRecord]:
-        """The caller's Programs, newest first, as recorded (live ones as they are now)."""
-        return self.ports.store().programs(caller_id)
+        """The caller's Programs its `program` tool shows (scripts, not the SDK's scopes),
+        newest first, as recorded (live ones as they are now)."""
+        return self.ports.store().programs(caller_id, kind="script")
 
     def short_id(self, caller_id: str, program_id: str) -> str:
         ids = [p.id for p in self.programs(caller_id)]

@@ -9,12 +9,17 @@ Its Agents belong to the scope as a Program's Agents belong to their Program (th
 `ProgramAgents` port the runner uses): the rest of the tree does not see them, and when
 the scope ends they are aborted and go offline for good, bottom-up. A pydantic model
 class may stand for a schema; `send()` then returns an instance of it.
+
+Given `ScopeRecords` (a runtime's scopes are), the scope is a Program record of kind
+`scope` from `async with` (running) to its end: `completed` when its body returns,
+`failed` when it raises, `stopped` when it is cancelled or its runtime stops it.
 """
 
 from __future__ import annotations
 
+import asyncio
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
 from piagents.programs.ports import Closed, ProgramAgents, ProgramScope
 from piagents.programs.script_values import JsonValue
@@ -24,6 +29,29 @@ if TYPE_CHECKING:
     from piagents.agent import Agent
 
 CLEANUP_TIMEOUT_S = 10.0
+
+ScopeEnd: TypeAlias = Literal["completed", "failed", "stopped"]
+
+CANCELLED = "the scope's code was cancelled."
+
+
+def raised(exc: BaseException) -> str:
+    """Why a scope whose body raised `exc` failed."""
+    detail = str(exc)
+    return f"the scope's code raised {type(exc).__name__}" + (f": {detail}" if detail else ".")
+
+
+class ScopeRecords(Protocol):
+    """Where a scope is recorded (a runtime's `RecordedScopes`)."""
+
+    def opened(self, session: ProgramScopeSession) -> None:
+        """The scope opens: recorded running (raises when it cannot be, or the runtime is
+        closing)."""
+        ...
+
+    def ended(self, session: ProgramScopeSession, state: ScopeEnd, reason: str | None) -> None:
+        """The scope ended so, its Agents offline."""
+        ...
 
 
 class ProgramAgentHandle:
@@ -62,11 +90,15 @@ class ProgramScopeSession:
         *,
         cleanup_timeout: float = CLEANUP_TIMEOUT_S,
         program_id: str | None = None,
+        records: ScopeRecords | None = None,
     ) -> None:
         program_id = program_id or new_program_id()
         self.scope = ProgramScope(program_id, program_id[:8], caller)
         self._agents = agents
         self._cleanup_timeout = cleanup_timeout
+        self._records = records
+        self._opened = False
+        self._ending: asyncio.Event | None = None
         self.closed: Closed | None = None
 
     @property
@@ -94,12 +126,29 @@ class ProgramScopeSession:
         return ProgramAgentHandle(self._agents, self.scope, agent_id, made)
 
     async def close(self) -> Closed:
-        """End the scope: its Agents' unfinished inputs end `aborted`, and they go offline."""
-        if self.closed is None:
+        """End the scope: its Agents' unfinished inputs end `aborted`, and they go offline;
+        recorded `completed`."""
+        return await self.end("completed", None)
+
+    async def end(self, state: ScopeEnd, reason: str | None) -> Closed:
+        """End the scope as `state` says, once: a later or concurrent end waits for the
+        first and changes nothing."""
+        if self._ending is not None:
+            await self._ending.wait()
+            return self.closed or Closed()
+        self._ending = asyncio.Event()
+        try:
             self.closed = await self._agents.close(self.scope, self._cleanup_timeout)
+        finally:
+            if self._records is not None and self._opened:
+                self._records.ended(self, state, reason)
+            self._ending.set()
         return self.closed
 
     async def __aenter__(self) -> ProgramScopeSession:
+        if self._records is not None and not self._opened:
+            self._records.opened(self)
+            self._opened = True
         return self
 
     async def __aexit__(
@@ -108,7 +157,12 @@ class ProgramScopeSession:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        await self.close()
+        if exc is None:
+            await self.close()
+        elif isinstance(exc, Exception):
+            await self.end("failed", raised(exc))
+        else:  # cancelled (or interrupted): nothing of its own went wrong
+            await self.end("stopped", CANCELLED)
 
 
 def _is_model_class(schema: Any) -> bool:

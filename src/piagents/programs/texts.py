@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from piagents.counted import counted
+
 ProgramState = Literal["running", "completed", "failed", "stopped"]
 CallStatus = Literal["ok", "error", "cancelled"]
 
@@ -243,7 +245,7 @@ def truncated(text: str, full_output_path: str | None) -> str:
     out = (
         f"Warning: truncated output (original token count: {_tokens(len(text))})\n"
         f"Total output lines: {text.count(chr(10)) + 1}\n\n"
-        f"{head}…{_tokens(removed)} tokens truncated…{tail}"
+        f"{head}…{counted(_tokens(removed), 'token')} truncated…{tail}"
     )
     if full_output_path is None:
         return out + "\n\n[The full output could not be saved.]"
@@ -278,4 +280,4 @@ PROCESS_ENDED = "the process that ran it ended before the Program did."
 
 
 def timeout_expired(timeout: float) -> str:
-    return f"the Program ran longer than its timeout of {timeout:g} seconds."
+    return f"the Program ran longer than its timeout of {counted(timeout, 'second')}."

@@ -15,6 +15,7 @@ from piagents.store.records import (
     GenerationState,
     InputRecord,
     InputStatus,
+    ProgramKind,
     ProgramRecord,
     ProgramState,
     SearchHit,
@@ -286,17 +287,24 @@ class Store(Protocol):
         self,
         caller_id: str,
         *,
+        kind: ProgramKind | None = None,
         state: ProgramState | None = None,
         returned: bool | None = None,
         id_prefix: str | None = None,
         limit: int | None = None,
         offset: int = 0,
     ) -> list[ProgramRecord]:
-        """The caller's Programs, newest first."""
+        """The caller's Programs, newest first; with `kind`, its scripts (what the
+        `program` tool shows) or its SDK scopes only."""
         ...
 
     def count_programs(
-        self, caller_id: str, *, state: ProgramState | None = None, returned: bool | None = None
+        self,
+        caller_id: str,
+        *,
+        kind: ProgramKind | None = None,
+        state: ProgramState | None = None,
+        returned: bool | None = None,
     ) -> int: ...
 
     def program_values(self, session_id: str) -> dict[str, str]:

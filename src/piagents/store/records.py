@@ -388,18 +388,26 @@ def decode_generation(body: bytes | str) -> GenerationRecord:
 
 ProgramState: TypeAlias = Literal["running", "completed", "failed", "stopped"]
 
+ProgramKind: TypeAlias = Literal["script", "scope"]
+"""A script the `program` tool ran, or an SDK Program scope (`Agent.program()`)."""
+
 
 class ProgramRecord(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
-    """One Program: code an Agent (its caller) ran with the `program` tool.
+    """One Program: code an Agent (its caller) ran with the `program` tool (`kind`
+    `script`), or a Program scope an embedder opened from it (`scope`: no code, never
+    shown to a model).
 
     `state` is `running` until it ends `completed`, `failed` or `stopped`, once; then
-    `result` holds the text its caller is given (the foreground layout), `reason` why
-    it stopped, and `returned` whether the caller has been given it."""
+    `result` holds the text its caller is given (the foreground layout; a scope has
+    none), `reason` why it stopped (a scope: also why it failed), and `returned`
+    whether the caller has been given it. Records written before scopes were recorded
+    have no `kind`: they are scripts."""
 
     id: str  # time-ordered: `new_program_id()`
     caller_id: str
     root_id: str
     code: str
+    kind: ProgramKind = "script"
     background: bool = False
     timeout: float | None = None
     state: ProgramState = "running"

@@ -22,6 +22,7 @@ from piagents.store.records import (
     GenerationState,
     InputRecord,
     InputStatus,
+    ProgramKind,
     ProgramRecord,
     ProgramState,
     SearchHit,
@@ -284,6 +285,7 @@ class SQLiteStore:
         self,
         caller_id: str,
         *,
+        kind: ProgramKind | None = None,
         state: ProgramState | None = None,
         returned: bool | None = None,
         id_prefix: str | None = None,
@@ -292,6 +294,7 @@ class SQLiteStore:
     ) -> list[ProgramRecord]:
         return self._programs.matching(
             caller_id,
+            kind=kind,
             state=state,
             returned=returned,
             id_prefix=id_prefix,
@@ -300,9 +303,14 @@ class SQLiteStore:
         )
 
     def count_programs(
-        self, caller_id: str, *, state: ProgramState | None = None, returned: bool | None = None
+        self,
+        caller_id: str,
+        *,
+        kind: ProgramKind | None = None,
+        state: ProgramState | None = None,
+        returned: bool | None = None,
     ) -> int:
-        return self._programs.count(caller_id, state=state, returned=returned)
+        return self._programs.count(caller_id, kind=kind, state=state, returned=returned)
 
     def program_values(self, session_id: str) -> dict[str, str]:
         return self._programs.values(session_id)

@@ -21,7 +21,8 @@ APPLICATION_ID = 0x70694147
 SCHEMA_VERSION = 3
 # Version 2: entry bodies in the records' own compact JSON (not Pi's), packed in blocks.
 # Version 3: the same maps as MessagePack, blocks as MessagePack arrays.
-# Indexes added since (sessions_owner_name) need no new version: every writable
+# Indexes and columns added since (sessions_owner_name, programs.kind) need no new
+# version: every writable
 # opening runs `upgrade`, which creates what is missing, and an earlier pi-agents
 # reads a store that has them as it is.
 
@@ -122,7 +123,8 @@ CREATE TABLE IF NOT EXISTS programs (
     root_id TEXT NOT NULL,
     state TEXT NOT NULL,
     returned INTEGER NOT NULL DEFAULT 0,
-    body BLOB NOT NULL
+    body BLOB NOT NULL,
+    kind TEXT NOT NULL DEFAULT 'script'
 );
 CREATE INDEX IF NOT EXISTS programs_caller ON programs(caller_id, id);
 CREATE INDEX IF NOT EXISTS programs_running ON programs(caller_id) WHERE state = 'running';
@@ -142,6 +144,8 @@ _ADDED_COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("state", "TEXT NOT NULL DEFAULT 'idle'"),
     ],
     "inputs": [("delivered", "INTEGER NOT NULL DEFAULT 1"), ("rendered", "TEXT")],
+    # Programs recorded before SDK scopes were: every one of them a script.
+    "programs": [("kind", "TEXT NOT NULL DEFAULT 'script'")],
 }
 
 

@@ -1,6 +1,7 @@
 """Programs in the SQLite store: added running, ended once (with the values their
-`store()` calls kept, in the same transaction), read newest first, and stopped
-when the process that ran them is gone."""
+`store()` calls kept, in the same transaction), read newest first (all of a caller's,
+or its scripts or scopes only: the `kind` column), and stopped when the process that
+ran them is gone."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 import msgspec
 
 from piagents.store.records import (
+    ProgramKind,
     ProgramRecord,
     ProgramState,
     decode_program,
@@ -31,9 +33,9 @@ class ProgramTable:
             raise ValueError("a Program is added running")
         with self.conn.tx() as db:
             db.execute(
-                "INSERT INTO programs (id, caller_id, root_id, state, returned, body) "
-                "VALUES (?,?,?,?,0,?)",
-                (p.id, p.caller_id, p.root_id, p.state, encode_program(p)),
+                "INSERT INTO programs (id, caller_id, root_id, kind, state, returned, body) "
+                "VALUES (?,?,?,?,?,0,?)",
+                (p.id, p.caller_id, p.root_id, p.kind, p.state, encode_program(p)),
             )
 
     def end(self, program: ProgramRecord, values: Mapping[str, str] | None = None) -> bool:
@@ -105,14 +107,15 @@ class ProgramTable:
         self,
         caller_id: str,
         *,
+        kind: ProgramKind | None = None,
         state: ProgramState | None = None,
         returned: bool | None = None,
         id_prefix: str | None = None,
         limit: int | None = None,
         offset: int = 0,
     ) -> list[ProgramRecord]:
-        """The caller's Programs, newest first."""
-        where, args = self._where(caller_id, state, returned, id_prefix)
+        """The caller's Programs (of `kind`, when given), newest first."""
+        where, args = self._where(caller_id, kind, state, returned, id_prefix)
         sql = f"SELECT body FROM programs WHERE {where} ORDER BY id DESC"
         if limit is not None:
             sql += " LIMIT ? OFFSET ?"
@@ -123,9 +126,14 @@ class ProgramTable:
         return [self._program(r[0]) for r in self.conn.fetch(sql, args)]
 
     def count(
-        self, caller_id: str, *, state: ProgramState | None = None, returned: bool | None = None
+        self,
+        caller_id: str,
+        *,
+        kind: ProgramKind | None = None,
+        state: ProgramState | None = None,
+        returned: bool | None = None,
     ) -> int:
-        where, args = self._where(caller_id, state, returned, None)
+        where, args = self._where(caller_id, kind, state, returned, None)
         return int(self.conn.fetch(f"SELECT count(*) FROM programs WHERE {where}", args)[0][0])
 
     def values(self, session_id: str) -> dict[str, str]:
@@ -138,12 +146,16 @@ class ProgramTable:
     @staticmethod
     def _where(
         caller_id: str,
+        kind: ProgramKind | None,
         state: ProgramState | None,
         returned: bool | None,
         id_prefix: str | None,
     ) -> tuple[str, list[Any]]:
         where: list[str] = ["caller_id = ?"]
         args: list[Any] = [caller_id]
+        if kind is not None:
+            where.append("kind = ?")
+            args.append(kind)
         if state is not None:
             where.append("state = ?")
             args.append(state)

@@ -7,6 +7,8 @@ them into the tool result. Tests hold every text to the character.
 
 from __future__ import annotations
 
+from piagents.counted import counted
+
 # ---- which agent, and whether the action is allowed ---------------------------------
 
 NEXT_LIST = "call list"
@@ -265,7 +267,10 @@ NEXT_SHORTEN = "shorten the message, or put long text in a file passed in `files
 
 def message_too_large(size: int, limit: int, *, with_references: bool) -> str:
     what = "with its file references " if with_references else ""
-    return f"The message {what}is {size} bytes, over the mailbox payload limit of {limit} bytes."
+    return (
+        f"The message {what}is {counted(size, 'byte')}, over the mailbox payload limit of "
+        f"{counted(limit, 'byte')}."
+    )
 
 
 NOT_A_PATH = "is not a valid path (it holds a NUL byte)"
@@ -310,7 +315,7 @@ def unusable_arguments(message: str, path: str | None) -> str:
 
 def problems_listed(problems: tuple[str, ...]) -> str:
     listed = "\n".join(f"  - {p}" for p in problems)
-    return f"{len(problems)} problems in agent definitions:\n{listed}"
+    return f"{counted(len(problems), 'problem')} in agent definitions:\n{listed}"
 
 
 def field_problem(path: str, key: str, what: str) -> str:

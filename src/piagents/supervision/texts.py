@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+from piagents.counted import counted
+
 # ---- the `agent` tool ------------------------------------------------------------
 
 DESCRIPTION = (
@@ -182,7 +184,7 @@ def attached_file(path: str, fence: str, body: str) -> str:
 
 
 def attached_reference(path: str, size: int, reason: str) -> str:
-    return f"- {path} ({size} bytes, {REFERENCE_REASONS[reason]})"
+    return f"- {path} ({counted(size, 'byte')}, {REFERENCE_REASONS[reason]})"
 
 
 # The states of a live generation, as `list` shows them (`ended` ones are not listed).

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from piagents.ai.messages import AssistantMessage, Message, ToolResultMessage, UserMessage
+from piagents.counted import counted
 from piagents.harness.context import context_entries, keeps
 from piagents.store.records import CompactionEntry, Entry, MessageEntry
 
@@ -128,11 +129,11 @@ def bound_middle(text: str, limit_bytes: int) -> tuple[str, bool]:
 
 
 def _omitted_line(n: int) -> str:
-    return f"[... {n} bytes omitted ...]"
+    return f"[... {counted(n, 'byte')} omitted ...]"
 
 
 def _earlier_omitted_line(n: int) -> str:
-    return f"[... {n} bytes of earlier transcript omitted ...]"
+    return f"[... {counted(n, 'byte')} of earlier transcript omitted ...]"
 
 
 def bound_tail(text: str, limit_bytes: int) -> tuple[str, bool]:

@@ -12,6 +12,7 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from piagents.ai.messages import AssistantMessage, ToolCall, ToolResultMessage
+from piagents.counted import counted
 from piagents.tui.message_text import (
     AgentMessage,
     ManagedMessage,
@@ -268,4 +269,4 @@ def wait_parts(view: WaitView, expanded: bool) -> list[RenderableType]:
 
 
 def _more(hidden: int) -> str:
-    return f"… {hidden} more lines (click or Ctrl+O to expand)"
+    return f"… {counted(hidden, 'more line')} (click or Ctrl+O to expand)"

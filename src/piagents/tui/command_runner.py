@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from piagents.agent import Agent
 from piagents.ai.models import THINKING_LEVELS, has_thinking_levels
 from piagents.ai.registry import ProviderConfigError
+from piagents.counted import counted
 from piagents.harness.compaction import CompactionError
 from piagents.store.base import StoreError
 from piagents.tui.commands import BY_NAME, help_text
@@ -193,7 +194,7 @@ class CommandRunner:
         except (OSError, StoreError) as exc:
             self.say(f"Export failed: {exc}", error=True)
             return
-        self.say(f"Exported {n} entries to {path}")
+        self.say(f"Exported {counted(n, 'entry', 'entries')} to {path}")
 
     # ---- views ----------------------------------------------------------------------------
 

@@ -23,8 +23,14 @@ def take_snapshot(model: ReadModel, root: Agent) -> TaskSnapshot:
         )
         for e in model.roster(root)
     )
+    # An SDK scope has a row while it is open, as a background Program while it runs.
     programs = tuple(
-        ProgramTask(p.id, caller_id=p.caller_id, short_id=p.short_id, background=p.background)
+        ProgramTask(
+            p.id,
+            caller_id=p.caller_id,
+            short_id=p.short_id,
+            background=p.background or p.kind == "scope",
+        )
         for p in model.running_programs(root)
     )
     return TaskSnapshot(root.id, tasks, programs)

@@ -15,6 +15,7 @@ from piagents.ai.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from piagents.counted import counted
 from piagents.harness.events import (
     AssistantDelta,
     AssistantRetry,
@@ -163,7 +164,7 @@ class Transcript(VerticalScroll):
             if isinstance(entry, MessageEntry):
                 widgets.extend(self._blocks_for(entry.message))
             elif isinstance(entry, CompactionEntry):
-                widgets.append(Notice(f"Context compacted ({entry.tokens_before} tokens before)."))
+                widgets.append(Notice(compacted(entry.tokens_before)))
         return widgets
 
     def notice(self, text: str, *, error: bool = False, kind: NoticeKind = "info") -> None:
@@ -260,7 +261,7 @@ class Transcript(VerticalScroll):
         elif isinstance(event, RunEnded) and event.outcome.status == "failed":
             added.append(Notice(f"Error: {event.outcome.answer}", error=True))
         elif isinstance(event, Compacted):
-            added.append(Notice(f"Context compacted ({event.tokens_before} tokens before)."))
+            added.append(Notice(compacted(event.tokens_before)))
 
     def _committed(self, message: Message) -> list[Widget]:
         if not isinstance(message, AssistantMessage):
@@ -288,3 +289,7 @@ def _page_start(entries: Sequence[Entry], at: int) -> int:
 
 def _has_answer(message: AssistantMessage) -> bool:
     return bool(message.text or message.thinking) or message.stop_reason in ("error", "aborted")
+
+
+def compacted(tokens_before: int) -> str:
+    return f"Context compacted ({counted(tokens_before, 'token')} before)."
