@@ -24,7 +24,7 @@ from piagents.agents.ports import AgentsPorts
 from piagents.agents.texts import Shown
 from piagents.agents.tree import AgentMarks, Tree
 from piagents.agents.unrecorded import InputEnd, UnrecordedEnds
-from piagents.ai.messages import TextContent, UserMessage, now_ms
+from piagents.ai.messages import now_ms
 from piagents.events.records import AgentState
 from piagents.events.states import StateTracker
 from piagents.harness.events import (
@@ -152,7 +152,6 @@ class Coordinator:
         loop = agent.loop
         loop.hooks.before_run = self._before_run
         loop.hooks.after_run = self._after_run
-        loop.hooks.render_input = self._render
         loop.hooks.on_withdrawn = self._on_withdrawn
         loop.listeners.append(functools.partial(self._on_loop_event, agent.id))
         self.sessions_changed(record)
@@ -252,11 +251,6 @@ class Coordinator:
         return match
 
     # ---- delivery -------------------------------------------------------------------
-
-    def _render(self, inp: Input) -> UserMessage:
-        rendered = inp.meta.get("rendered")
-        text = rendered if isinstance(rendered, str) else inp.text
-        return UserMessage((TextContent(text), *inp.images))
 
     def submit_stored(
         self, recipient: Agent, stored: InputRecord, *, committed: bool = False
@@ -374,7 +368,8 @@ class Coordinator:
                 stored.text,
                 delivery,  # type: ignore[arg-type]
                 id=stored.id,
-                meta={"rendered": stored.rendered, "kind": kind, "sender": stored.sender_id},
+                meta={"kind": kind, "sender": stored.sender_id},
+                rendered=stored.rendered,
                 committed=committed,
             )
         )

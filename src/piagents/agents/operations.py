@@ -30,7 +30,7 @@ from piagents.agents.wait_output import ResultItem, render_wait
 from piagents.agents.yielding import slot_given_up
 from piagents.ai.registry import ProviderRegistry
 from piagents.harness.events import Input
-from piagents.harness.loop import default_render
+from piagents.harness.loop import render
 from piagents.harness.tools.base import ToolResult
 from piagents.store.base import StoreError
 from piagents.store.records import InputRecord, MessageEntry, SearchHit, SessionRecord, new_id
@@ -147,9 +147,7 @@ class Operations:
         queued never enters its conversation."""
         if not self.c.tree(self.c.root_of(child.session.record)).slots.reserve(child.id):
             return False
-        render = child.loop.hooks.render_input or default_render
-        first = Input(stored.text, meta={"rendered": stored.rendered})
-        child.session.append(MessageEntry(render(first)))
+        child.session.append(MessageEntry(render(Input(stored.text, rendered=stored.rendered))))
         return True
 
     def spawn_options(self, caller: Agent, args: Mapping[str, Any]) -> SpawnOptions:

@@ -22,6 +22,7 @@ class Input:
     images: tuple[ImageContent, ...] = ()
     id: str = field(default_factory=new_id)
     meta: dict[str, Any] = field(default_factory=dict)
+    rendered: str | None = None  # what its model reads, when not `text` (a sender's header)
     committed: bool = False  # its message is in the session already: the run only announces it
 
 

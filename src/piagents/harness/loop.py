@@ -79,7 +79,6 @@ class LoopHooks:
     before_run: Callable[[AgentLoop, tuple[Input, ...]], Awaitable[None]] | None = None
     after_run: Callable[[AgentLoop, RunOutcome], None] | None = None
     # Turns an input into the user message committed for it (e.g. a sender header).
-    render_input: Callable[[Input], UserMessage] | None = None
     # Runs before each model call; may compact the session.
     before_model_call: Callable[[AgentLoop], Awaitable[None]] | None = None
     # Inputs taken back before they started (abort, or a user clearing the queue).
@@ -104,8 +103,10 @@ class _Run:
     repeats: RepeatGuard = field(default_factory=RepeatGuard)
 
 
-def default_render(inp: Input) -> UserMessage:
-    return UserMessage((TextContent(inp.text), *inp.images))
+def render(inp: Input) -> UserMessage:
+    """The user message an input is in the conversation."""
+    text = inp.rendered if inp.rendered is not None else inp.text
+    return UserMessage((TextContent(text), *inp.images))
 
 
 class AgentLoop:
@@ -230,7 +231,6 @@ class AgentLoop:
         return [queue.popleft()] if queue else []
 
     def _commit_inputs(self, inputs: Sequence[Input]) -> None:
-        render = self.hooks.render_input or default_render
         messages = [render(i) for i in inputs]
         fresh = [MessageEntry(m) for i, m in zip(inputs, messages, strict=True) if not i.committed]
         if fresh:
