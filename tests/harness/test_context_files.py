@@ -123,3 +123,20 @@ def test_a_directory_moved_under_another_parent_finds_that_parents_files(tmp_pat
     link.unlink()
     link.symlink_to(root / "b" / "pkg")
     assert only_under(tmp_path, cache.find(link)) == [(root / "b" / "AGENTS.md", "b rules")]
+
+
+def test_paths_resolve_as_pythons_realpath_does(tmp_path: Path) -> None:
+    from piagents.harness.context_files import _realpath
+
+    root = tmp_path.resolve()
+    (root / "real" / "deep").mkdir(parents=True)
+    (root / "link").symlink_to(root / "real")
+    (root / "loop").symlink_to(root / "loop")
+    for given in (
+        root / "link" / "deep",
+        root / "link" / ".." / "real" / "." / "deep",
+        root / "link" / "missing" / "tail",  # a part that does not exist
+        root / "loop",  # a link to itself
+        Path("/"),
+    ):
+        assert _realpath(str(given)) == os.path.realpath(given), given

@@ -11,6 +11,7 @@ replaced `AGENTS.md` is read fresh.
 
 from __future__ import annotations
 
+import ctypes
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -32,12 +33,38 @@ def _stamp(path: str) -> Stamp:
     return (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+def _libc_realpath() -> Callable[[str], str] | None:
+    """realpath(3) of the C library: the walk `os.path.realpath` makes in Python, in C
+    (a spawn resolves two paths; in Python that is a third of its context check)."""
+    try:
+        libc = ctypes.CDLL(None)
+        resolve, free = libc.realpath, libc.free
+    except (OSError, AttributeError):  # no C library to call (not a POSIX system)
+        return None
+    resolve.argtypes, resolve.restype = [ctypes.c_char_p, ctypes.c_char_p], ctypes.c_void_p
+    free.argtypes, free.restype = [ctypes.c_void_p], None
+
+    def realpath(path: str) -> str:
+        found = resolve(os.fsencode(path), None)
+        if not found:  # a missing part: Python's answer, which keeps the rest as given
+            return os.path.realpath(path)
+        try:
+            return os.fsdecode(ctypes.string_at(found))
+        finally:
+            free(found)
+
+    return realpath
+
+
+_realpath: Callable[[str], str] = _libc_realpath() or os.path.realpath
+
+
 def _candidates(cwd: Path, home: Path | None) -> list[str]:
     """Every path `find_context_files(cwd, home)` may read, in its order."""
     paths: list[str] = []
     if home is not None:
-        paths.append(os.path.join(os.path.realpath(home), "AGENTS.md"))
-    directory = os.path.realpath(cwd)
+        paths.append(os.path.join(_realpath(str(home)), "AGENTS.md"))
+    directory = _realpath(str(cwd))
     chain = [directory]
     while True:
         parent = os.path.dirname(directory)
