@@ -1,0 +1,170 @@
+"""A session's append-only entries in the PostgreSQL store: appended one row each,
+packed into blocks, and read back (whole, from the context start, or after an
+entry) as the SQLite store does (`sqlite_entries`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import msgspec
+
+from piagents.store import postgres_layout as layout
+from piagents.store.base import SessionNotFound, StoreError
+from piagents.store.collector import collector_paused
+from piagents.store.postgres_connection import NOT_SAVED, Connection, Db
+from piagents.store.postgres_values import text
+from piagents.store.records import (
+    ContextItem,
+    Entry,
+    decode_context_items,
+    decode_entries,
+    decode_entry,
+    encode_entry,
+    entries_array,
+    split_entries,
+)
+from piagents.store.sqlite_entries import search_docs
+from piagents.store.sqlite_layout import BLOCK
+
+D = TypeVar("D")
+
+
+class EntryLog:
+    """The `entries`, `entry_blocks` and `search_docs` rows of every session."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def append(self, session_id: str, entries: Sequence[Entry]) -> None:
+        if not entries:
+            return
+        rows = [(e.id, e.type, encode_entry(e)) for e in entries]
+        docs = search_docs(entries)
+        requests = [(ts, t) for ts, t, is_request in docs if is_request]
+
+        def append(db: Db) -> None:
+            # The session's row, locked: appends to one session (from any runtime)
+            # take their turn, each reading the positions the last one left.
+            cur = db.execute(
+                "UPDATE sessions SET updated = %s WHERE id = %s", (entries[-1].timestamp, session_id)
+            )
+            if cur.rowcount == 0:
+                raise SessionNotFound(f"No session {session_id}")
+            seq, packed = layout.positions(db, session_id)
+            end = seq + len(rows)
+            with db.cursor() as c:
+                c.executemany(
+                    "INSERT INTO entries (session_id, seq, entry_id, type, body) "
+                    "VALUES (%s, %s, %s, %s, %s)",
+                    [(session_id, seq + i, *row) for i, row in enumerate(rows)],
+                )
+                if docs:
+                    c.executemany(
+                        "INSERT INTO search_docs (session_id, ts, text) VALUES (%s, %s, %s)",
+                        [(session_id, ts, text(t)) for ts, t, _ in docs],
+                    )
+            if end - packed >= BLOCK:
+                layout.pack(db, session_id, packed, end)
+            if requests:
+                db.execute(
+                    "UPDATE sessions SET latest_request = %s, latest_request_at = %s WHERE id = %s",
+                    (text(requests[-1][1]), requests[-1][0], session_id),
+                )
+
+        def saved(db: Db) -> object:  # entry ids are the session's own: saved if there
+            row = db.execute(
+                "SELECT 1 FROM entries WHERE session_id = %s AND entry_id = %s",
+                (session_id, entries[-1].id),
+            ).fetchone()
+            return None if row else NOT_SAVED
+
+        self.conn.write(append, verify=saved)
+
+    def has_entries(self, session_id: str) -> bool:
+        return bool(
+            self.conn.fetch("SELECT 1 FROM entries WHERE session_id = %s LIMIT 1", (session_id,))
+        )
+
+    def entries(
+        self, session_id: str, *, from_last_compaction: bool = False, after: str | None = None
+    ) -> list[Entry]:
+        return self._decoded(session_id, from_last_compaction, after, decode_entries)
+
+    def context_items(self, session_id: str) -> tuple[list[ContextItem], str | None]:
+        items = self._decoded(session_id, True, None, decode_context_items)
+        last = self.conn.fetch(
+            "SELECT entry_id FROM entries WHERE session_id = %s ORDER BY seq DESC LIMIT 1",
+            (session_id,),
+        )
+        return items, str(last[0][0]) if last else None
+
+    def _decoded(
+        self,
+        session_id: str,
+        from_last_compaction: bool,
+        after: str | None,
+        decode: Callable[[bytes], list[D]],
+    ) -> list[D]:
+        try:
+            start, blocks, loose = self.conn.read(
+                lambda db: entry_rows(db, session_id, from_last_compaction, after)
+            )
+            with collector_paused():
+                out: list[D] = []
+                for first, _, body in blocks:
+                    body = bytes(body)
+                    if first < start:  # cut the block's list to its entries from `start` on
+                        body = entries_array(split_entries(body)[start - first :])
+                    out.extend(decode(body))
+                if loose:
+                    out.extend(decode(entries_array([bytes(r[0]) for r in loose])))
+                return out
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise StoreError(
+                f"{self.conn.location}: session {session_id} has an unreadable entry ({exc})"
+            ) from exc
+
+
+def _seq_of(db: Db, session_id: str, entry_id: str | None) -> int | None:
+    if not entry_id:
+        return None
+    hit = db.execute(
+        "SELECT seq FROM entries WHERE session_id = %s AND entry_id = %s", (session_id, entry_id)
+    ).fetchone()
+    return None if hit is None else int(hit[0])
+
+
+def entry_rows(
+    db: Db, session_id: str, from_last_compaction: bool, after: str | None = None
+) -> tuple[int, list[Any], list[Any]]:
+    """(first seq wanted, block rows, loose rows) of a session, as `sqlite_entries`'s."""
+    start = 0
+    if from_last_compaction:
+        row = db.execute(
+            "SELECT seq, body FROM entries WHERE session_id = %s AND type = 'compaction' "
+            "ORDER BY seq DESC LIMIT 1",
+            (session_id,),
+        ).fetchone()
+        if row is not None:
+            start = row[0]
+            kept = _seq_of(
+                db, session_id, getattr(decode_entry(bytes(row[1])), "first_kept_entry_id", None)
+            )
+            if kept is not None:
+                start = min(start, kept)
+    if after is not None:
+        seen = _seq_of(db, session_id, after)
+        if seen is not None:
+            start = max(start, seen + 1)
+    blocks = db.execute(
+        "SELECT first_seq, last_seq, body FROM entry_blocks "
+        "WHERE session_id = %s AND last_seq >= %s ORDER BY last_seq",
+        (session_id, start),
+    ).fetchall()
+    loose_from = max(start, blocks[-1][1] + 1) if blocks else start
+    loose = db.execute(
+        "SELECT body FROM entries WHERE session_id = %s AND seq >= %s ORDER BY seq",
+        (session_id, loose_from),
+    ).fetchall()
+    return start, blocks, loose
