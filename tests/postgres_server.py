@@ -23,7 +23,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-BIN_DIRS = ("/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin", "/usr/lib/postgresql/17/bin")
+BIN_DIRS = (
+    "/usr/lib/postgresql/15/bin",
+    "/usr/lib/postgresql/16/bin",
+    "/usr/lib/postgresql/17/bin",
+)
 USER = "piagents"
 PASSWORD = "test-secret"
 

@@ -19,7 +19,6 @@ from piagents.store import postgres_open
 from piagents.store.base import UNSET, LeaseHolder
 from piagents.store.postgres_connection import Connection
 from piagents.store.postgres_entries import EntryLog
-from piagents.store.postgres_errors import location_of
 from piagents.store.postgres_generations import GenerationTable
 from piagents.store.postgres_inputs import InputTable
 from piagents.store.postgres_leases import LeaseTable
@@ -38,6 +37,7 @@ from piagents.store.records import (
     SearchHit,
     SessionRecord,
 )
+from piagents.store.url import location_of
 
 
 class PostgresStore:

@@ -47,7 +47,8 @@ class EntryLog:
             # The session's row, locked: appends to one session (from any runtime)
             # take their turn, each reading the positions the last one left.
             cur = db.execute(
-                "UPDATE sessions SET updated = %s WHERE id = %s", (entries[-1].timestamp, session_id)
+                "UPDATE sessions SET updated = %s WHERE id = %s",
+                (entries[-1].timestamp, session_id),
             )
             if cur.rowcount == 0:
                 raise SessionNotFound(f"No session {session_id}")

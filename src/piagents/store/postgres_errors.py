@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import urllib.parse
-
 import psycopg
 
 from piagents.store.base import (
@@ -19,18 +17,6 @@ from piagents.store.base import (
 
 NOTHING_SAVED = "nothing of this change was saved"
 CHOOSE_STORE = "choose another store with --store or the `store` setting"
-
-
-def location_of(url: str) -> str:
-    """`url` as messages name it: without its password."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = f"{parts.username or ''}@{host}" + (f":{parts.port}" if parts.port else "")
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
 def is_lost(db: psycopg.Connection[object] | None, exc: BaseException) -> bool:

@@ -50,10 +50,7 @@ class GenerationTable:
     ) -> bool:
         g = generation
         body = encode_generation(g)
-        sql = (
-            "UPDATE generations SET state = %s, ended = %s, body = %s "
-            "WHERE id = %s AND NOT ended"
-        )
+        sql = "UPDATE generations SET state = %s, ended = %s, body = %s WHERE id = %s AND NOT ended"
         args: list[Any] = [g.state, end, body, g.id]
         if expect_state is not None:
             sql += " AND state = %s"

@@ -69,6 +69,7 @@ def insert_input(db: Db, record: InputRecord) -> int:
             text(record.rendered),
         ),
     ).fetchone()
+    assert row is not None  # RETURNING gives the inserted row
     return int(row[0])
 
 

@@ -81,7 +81,9 @@ def _version(db: psycopg.Connection[Any], location: str) -> int:
     database of another program, or of a newer pi-agents."""
     tables = db.execute(_USER_TABLES).fetchall()
     schema = db.execute("SELECT current_schema()").fetchone()
-    ours = any(name == VERSION_TABLE and ns == (schema[0] if schema else None) for ns, name in tables)
+    ours = any(
+        name == VERSION_TABLE and ns == (schema[0] if schema else None) for ns, name in tables
+    )
     if not ours:
         if tables:
             shown = ", ".join(f"{ns}.{name}" for ns, name in tables[:3])

@@ -153,8 +153,12 @@ class SessionTable:
 
         def update(db: Db) -> SessionRecord | None:
             if sets:
-                db.execute(f"UPDATE sessions SET {', '.join(sets)} WHERE id = %s", (*args, session_id))
-            row = db.execute(f"SELECT {COLUMNS} FROM sessions WHERE id = %s", (session_id,)).fetchone()
+                db.execute(
+                    f"UPDATE sessions SET {', '.join(sets)} WHERE id = %s", (*args, session_id)
+                )
+            row = db.execute(
+                f"SELECT {COLUMNS} FROM sessions WHERE id = %s", (session_id,)
+            ).fetchone()
             # Read in the transaction: a session that cannot be read is not changed.
             return session_record(self.conn.location, row) if row is not None else None
 
