@@ -315,3 +315,15 @@ def test_entries_after_one_are_read_alone_even_from_packed_blocks(store):
     store.append("s", [comp])
     assert store.entries("s", from_last_compaction=True, after=entries[3].id)[0] == entries[10]
     assert store.entries("s", from_last_compaction=True, after=entries[15].id)[0] == entries[16]
+
+
+def test_two_stores_on_one_database_append_to_one_session_in_turn(backend):
+    first, second = backend.open(), backend.open()
+    first.create_session(SessionRecord(id="s", cwd="/"))
+    entries = [MessageEntry(UserMessage.of(f"m{i}")) for i in range(3)]
+
+    first.append("s", [entries[0]])
+    second.append("s", [entries[1]])  # another process continued the session
+    first.append("s", [entries[2]])
+
+    assert first.entries("s") == entries
