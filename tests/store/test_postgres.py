@@ -1,0 +1,306 @@
+"""What only the PostgreSQL store meets: a server that is down, wrong credentials, a
+database of another program or of a newer pi-agents, in-place upgrades of its
+layout, read-only openings, and a connection the server drops: a read is made
+again on a new connection, a write is either saved exactly once or fails saying so."""
+
+from __future__ import annotations
+
+import re
+import socket
+import threading
+
+import psycopg
+import pytest
+
+from piagents.ai.messages import UserMessage
+from piagents.store import postgres_layout
+from piagents.store.base import (
+    StoreIncompatible,
+    StoreNotFound,
+    StoreReadOnly,
+    StoreUnavailable,
+)
+from piagents.store.postgres import PostgresStore
+from piagents.store.records import InputRecord, MessageEntry, SessionRecord
+from piagents.store.url import location_of
+from support import eventually
+
+
+def an_input(i: str, **changes: object) -> InputRecord:
+    fields: dict[str, object] = dict(
+        id=i,
+        root_id="r",
+        recipient_id="s",
+        sender_id=None,
+        kind="input",
+        delivery="followUp",
+        text="hi",
+        delivered=False,
+    )
+    fields.update(changes)
+    return InputRecord(**fields)  # type: ignore[arg-type]
+
+
+def run(url: str, sql: str, *args: object) -> list[tuple[object, ...]]:
+    """`sql` on a connection of the test's own, behind the store's back."""
+    with psycopg.connect(url, autocommit=True) as db:
+        cur = db.execute(sql, args)  # type: ignore[arg-type]
+        return cur.fetchall() if cur.description else []
+
+
+def tables(url: str) -> list[str]:
+    return [
+        r[0]
+        for r in run(
+            url, "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename"
+        )
+    ]
+
+
+def end_connection(url: str, store: PostgresStore) -> None:
+    """The server ends the store's connection (as a restart or a network cut does)."""
+    pid = store.backend_pid
+    run(url, "SELECT pg_terminate_backend(%s)", pid)
+    eventually(
+        lambda: not run(url, "SELECT 1 FROM pg_stat_activity WHERE pid = %s", pid),
+        what="the store's server process to end",
+    )
+
+
+# ---- opening -----------------------------------------------------------------------
+
+
+def test_a_server_that_is_down_is_store_unavailable_naming_the_database() -> None:
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"postgresql://piagents:secret@127.0.0.1:{port}/pi"
+    with pytest.raises(StoreUnavailable, match="cannot reach the PostgreSQL server") as raised:
+        PostgresStore(url)
+    message = str(raised.value)
+    assert f"postgresql://piagents@127.0.0.1:{port}/pi" in message
+    assert "secret" not in message  # the password is never shown
+
+
+def test_wrong_credentials_are_a_clear_error_without_the_password(postgres_server) -> None:
+    url = postgres_server.url("postgres", password="not-the-password")
+    with pytest.raises(StoreUnavailable, match="refused the credentials") as raised:
+        PostgresStore(url)
+    assert "not-the-password" not in str(raised.value)
+    assert location_of(url) in str(raised.value)
+
+
+def test_a_database_that_does_not_exist_is_a_clear_error(postgres_server) -> None:
+    with pytest.raises(StoreUnavailable, match=r"there is no such database.*createdb"):
+        PostgresStore(postgres_server.url("no_such_database"))
+
+
+def test_a_new_database_is_laid_out_at_this_schema_version(postgres_url: str) -> None:
+    PostgresStore(postgres_url).close()
+    assert run(postgres_url, "SELECT version FROM piagents_schema") == [
+        (postgres_layout.schema_version(),)
+    ]
+    assert {"sessions", "entries", "entry_blocks", "inputs", "programs"} <= set(
+        tables(postgres_url)
+    )
+
+
+def test_a_database_of_another_program_is_refused_and_left_untouched(postgres_url: str) -> None:
+    run(postgres_url, "CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
+    run(postgres_url, "INSERT INTO customers VALUES (1, 'ada')")
+    with pytest.raises(StoreIncompatible, match=r"another program.*public\.customers"):
+        PostgresStore(postgres_url)
+    with pytest.raises(StoreIncompatible, match="another program"):
+        PostgresStore(postgres_url, read_only=True)
+    assert tables(postgres_url) == ["customers"]
+    assert run(postgres_url, "SELECT * FROM customers") == [(1, "ada")]
+
+
+def test_a_store_of_a_newer_schema_is_refused_before_anything_is_written(
+    postgres_url: str,
+) -> None:
+    PostgresStore(postgres_url).close()
+    run(postgres_url, "UPDATE piagents_schema SET version = 99")
+    run(postgres_url, "DROP TABLE search_docs")  # what a newer layout might have done
+    before = tables(postgres_url)
+    location = re.escape(location_of(postgres_url))
+    with pytest.raises(StoreIncompatible, match=f"{location} was written by a newer pi-agents"):
+        PostgresStore(postgres_url)
+    assert tables(postgres_url) == before
+    assert run(postgres_url, "SELECT version FROM piagents_schema") == [(99,)]
+
+
+def test_an_earlier_layout_is_upgraded_in_place_keeping_what_it_holds(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = PostgresStore(postgres_url)  # the layout of "this" pi-agents: version 1
+    store.create_session(SessionRecord(id="old", cwd="/w"))
+    store.close()
+    # A later pi-agents, whose layout has one step more.
+    later = [*postgres_layout.STEPS, ("CREATE INDEX sessions_cwd ON sessions (cwd)",)]
+    monkeypatch.setattr(postgres_layout, "STEPS", later)
+
+    reader = PostgresStore(postgres_url, read_only=True)  # upgraded first, then read
+    assert reader.get_session("old") is not None
+    reader.close()
+    assert run(postgres_url, "SELECT version FROM piagents_schema") == [(2,)]
+    assert run(postgres_url, "SELECT 1 FROM pg_indexes WHERE indexname = 'sessions_cwd'") == [(1,)]
+    again = PostgresStore(postgres_url)  # nothing left to do
+    assert [s.id for s in again.list_sessions()] == ["old"]
+    again.close()
+
+
+def test_read_only_where_there_is_no_store_yet_creates_nothing(postgres_url: str) -> None:
+    with pytest.raises(StoreNotFound, match="no pi-agents store here yet"):
+        PostgresStore(postgres_url, read_only=True)
+    assert tables(postgres_url) == []
+
+
+def test_a_store_opened_read_only_refuses_writes(postgres_url: str) -> None:
+    PostgresStore(postgres_url).close()
+    reader = PostgresStore(postgres_url, read_only=True)
+    with pytest.raises(StoreReadOnly):
+        reader.create_session(SessionRecord(id="s", cwd="/"))
+    assert reader.list_sessions() == []
+    reader.close()
+
+
+def test_two_runtimes_opening_one_new_database_at_once_lay_it_out_once(postgres_url: str) -> None:
+    opened: list[PostgresStore] = []
+    failures: list[BaseException] = []
+
+    def open_one() -> None:
+        try:
+            opened.append(PostgresStore(postgres_url))
+        except BaseException as exc:
+            failures.append(exc)
+
+    threads = [threading.Thread(target=open_one) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+    assert run(postgres_url, "SELECT count(*) FROM piagents_schema") == [(1,)]
+    for s in opened:
+        s.close()
+
+
+# ---- a connection the server drops --------------------------------------------------
+
+
+def test_a_read_after_the_connection_was_dropped_reconnects(postgres_url: str) -> None:
+    store = PostgresStore(postgres_url)
+    store.create_session(SessionRecord(id="s", cwd="/"))
+    before = store.backend_pid
+    end_connection(postgres_url, store)
+
+    got = store.get_session("s")
+
+    assert got is not None and got.id == "s"
+    assert store.backend_pid != before
+    store.close()
+
+
+def test_writes_after_the_connection_was_dropped_are_saved_exactly_once(
+    postgres_url: str,
+) -> None:
+    store = PostgresStore(postgres_url)
+    store.create_session(SessionRecord(id="s", cwd="/"))
+
+    end_connection(postgres_url, store)
+    store.add_input(an_input("i1"))
+    end_connection(postgres_url, store)
+    entry = MessageEntry(UserMessage.of("hello"))
+    store.append("s", [entry])
+
+    assert run(postgres_url, "SELECT id FROM inputs") == [("i1",)]
+    assert store.entries("s") == [entry]
+    assert [i.id for i in store.take_undelivered(["s"])] == ["i1"]
+    store.close()
+
+
+def kill_at_commit(url: str, table: str, event: str) -> None:
+    """The next transaction that `event`s (INSERT, UPDATE) a row of `table` loses its
+    connection as it commits, and is not saved: its COMMIT gets no answer."""
+    run(url, "CREATE SEQUENCE IF NOT EXISTS kill_once")
+    run(
+        url,
+        "CREATE OR REPLACE FUNCTION kill_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$ "
+        "BEGIN IF nextval('kill_once') = 1 THEN "
+        "PERFORM pg_terminate_backend(pg_backend_pid()); PERFORM pg_sleep(5); END IF; "
+        "RETURN NULL; END $$",
+    )
+    run(
+        url,
+        f"CREATE CONSTRAINT TRIGGER kill_at_commit AFTER {event} ON {table} "
+        "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION kill_at_commit()",
+    )
+
+
+def test_a_keyed_insert_whose_commit_went_unanswered_is_checked_and_saved_once(
+    postgres_url: str,
+) -> None:
+    store = PostgresStore(postgres_url)
+    before = store.backend_pid
+    kill_at_commit(postgres_url, "inputs", "INSERT")
+
+    added = store.add_input(an_input("i1"))  # not saved at first: found so, done again
+
+    assert store.backend_pid != before  # its first connection did end at COMMIT
+    assert run(postgres_url, "SELECT last_value FROM kill_once") == [(2,)]  # two commits
+    assert run(postgres_url, "SELECT id, seq FROM inputs") == [("i1", added.seq)]
+    store.close()
+
+
+def test_a_take_whose_commit_went_unanswered_fails_clearly_and_takes_nothing_twice(
+    postgres_url: str,
+) -> None:
+    store = PostgresStore(postgres_url)
+    store.add_input(an_input("i1"))
+    kill_at_commit(postgres_url, "inputs", "UPDATE")
+
+    with pytest.raises(StoreUnavailable, match="may or may not have been saved"):
+        store.take_undelivered(["s"])
+
+    # It was not saved (the server ended before committing): the input is still
+    # waiting, and the next take hands it over, once.
+    assert [i.id for i in store.take_undelivered(["s"])] == ["i1"]
+    assert store.take_undelivered(["s"]) == []
+    store.close()
+
+
+def test_a_batch_whose_connection_was_dropped_fails_and_saves_nothing(
+    postgres_url: str,
+) -> None:
+    store = PostgresStore(postgres_url)
+    lost = "during a batch: nothing of it was saved"
+    with pytest.raises(StoreUnavailable, match=lost), store.batch():
+        store.create_session(SessionRecord(id="a", cwd="/"))
+        end_connection(postgres_url, store)
+        store.create_session(SessionRecord(id="b", cwd="/"))
+    assert store.list_sessions() == []  # and the store works again, on a new connection
+    store.create_session(SessionRecord(id="a", cwd="/"))
+    assert [s.id for s in store.list_sessions()] == ["a"]
+    store.close()
+
+
+def test_inputs_taken_by_two_stores_at_once_are_each_taken_once(postgres_url: str) -> None:
+    stores = [PostgresStore(postgres_url) for _ in range(3)]
+    for i in range(60):
+        stores[0].add_input(an_input(f"i{i}"))
+    taken: list[list[str]] = [[] for _ in stores]
+
+    def take(n: int) -> None:
+        for _ in range(20):
+            taken[n].extend(r.id for r in stores[n].take_undelivered(["s"]))
+
+    threads = [threading.Thread(target=take, args=(n,)) for n in range(len(stores))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    everything = [i for got in taken for i in got]
+    assert sorted(everything) == sorted(f"i{i}" for i in range(60))  # none twice, none lost
+    for s in stores:
+        s.close()
