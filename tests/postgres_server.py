@@ -23,11 +23,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-BIN_DIRS = (
-    "/usr/lib/postgresql/15/bin",
-    "/usr/lib/postgresql/16/bin",
-    "/usr/lib/postgresql/17/bin",
-)
 USER = "piagents"
 PASSWORD = "test-secret"
 
@@ -37,9 +32,10 @@ def binaries() -> Path | None:
     found = shutil.which("initdb")
     if found and shutil.which("pg_ctl"):
         return Path(found).resolve().parent
-    for directory in BIN_DIRS:
-        if (Path(directory) / "initdb").exists() and (Path(directory) / "pg_ctl").exists():
-            return Path(directory)
+    # Debian's server package keeps them off PATH, under the server's version.
+    for directory in sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True):
+        if (directory / "initdb").exists() and (directory / "pg_ctl").exists():
+            return directory
     return None
 
 
@@ -156,7 +152,9 @@ class PostgresServer:
         """A fresh, empty database; its URL."""
         name = f"t{os.getpid()}_{next(self._names)}"
         with self.admin() as db:
-            db.execute(f'CREATE DATABASE "{name}" TEMPLATE template0 STRATEGY FILE_COPY')
+            # Copying the template's files is the faster way for a small database (15+).
+            fast = " STRATEGY FILE_COPY" if db.info.server_version >= 150000 else ""
+            db.execute(f'CREATE DATABASE "{name}" TEMPLATE template0{fast}')
         return self.url(name)
 
 
