@@ -199,9 +199,10 @@ class Connection:
     def fetch(self, sql: str, args: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
         return self.read(lambda db: db.execute(sql, args).fetchall())
 
-    def read(self, fn: Callable[[Db], T]) -> T:
+    def read(self, fn: Callable[[Db], T], *, snapshot: bool = False) -> T:
         """`fn`'s reads; on a lost connection, read again on a new one (inside a
-        batch, the batch is lost instead)."""
+        batch, the batch is lost instead). `snapshot`: its statements all see the
+        store as it was when the first one ran (a read-only transaction)."""
         with self._lock:
             if self._depth:
                 with self._savepoint():
@@ -209,7 +210,14 @@ class Connection:
             for attempt in range(ATTEMPTS):
                 self._ensure()
                 try:
-                    return fn(self.db)
+                    if not snapshot:
+                        return fn(self.db)
+                    self.db.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                    try:
+                        value = fn(self.db)
+                    finally:
+                        self._roll_back()  # read only: nothing to commit
+                    return value
                 except psycopg.Error as exc:
                     if errors.is_lost(self.db, exc) and attempt < ATTEMPTS - 1:
                         continue

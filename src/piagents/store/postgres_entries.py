@@ -108,8 +108,9 @@ class EntryLog:
         decode: Callable[[bytes], list[D]],
     ) -> list[D]:
         try:
+            # One snapshot: a block packed between its statements is not read twice.
             start, blocks, loose = self.conn.read(
-                lambda db: entry_rows(db, session_id, from_last_compaction, after)
+                lambda db: entry_rows(db, session_id, from_last_compaction, after), snapshot=True
             )
             with collector_paused():
                 out: list[D] = []
