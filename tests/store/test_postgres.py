@@ -253,20 +253,17 @@ def test_a_keyed_insert_whose_commit_went_unanswered_is_checked_and_saved_once(
     store.close()
 
 
-def test_a_take_whose_commit_went_unanswered_fails_clearly_and_takes_nothing_twice(
+def test_a_take_whose_commit_went_unanswered_is_checked_and_hands_over_once(
     postgres_url: str,
 ) -> None:
     store = PostgresStore(postgres_url)
     store.add_input(an_input("i1"))
     kill_at_commit(postgres_url, "inputs", "UPDATE")
 
-    with pytest.raises(StoreUnavailable, match="may or may not have been saved"):
-        store.take_undelivered(["s"])
-
-    # It was not saved (the server ended before committing): the input is still
-    # waiting, and the next take hands it over, once.
+    # Not saved (the server ended before committing): found so, and taken again.
     assert [i.id for i in store.take_undelivered(["s"])] == ["i1"]
     assert store.take_undelivered(["s"]) == []
+    assert run(postgres_url, "SELECT last_value FROM kill_once") == [(2,)]
     store.close()
 
 
@@ -304,3 +301,87 @@ def test_inputs_taken_by_two_stores_at_once_are_each_taken_once(postgres_url: st
     assert sorted(everything) == sorted(f"i{i}" for i in range(60))  # none twice, none lost
     for s in stores:
         s.close()
+
+
+# ---- a COMMIT that was saved, its answer lost --------------------------------------
+
+
+@pytest.fixture
+def proxied(postgres_server, postgres_url: str):
+    """(a store reaching its database through a CommitProxy, the proxy)."""
+    from commit_proxy import CommitProxy
+
+    proxy = CommitProxy(("127.0.0.1", postgres_server.port))
+    url = postgres_url.replace(f":{postgres_server.port}/", f":{proxy.port}/")
+    store = PostgresStore(url)
+    yield store, proxy
+    store.close()
+    proxy.close()
+
+
+def test_a_keyed_insert_saved_but_unanswered_is_found_saved_not_done_twice(
+    proxied, postgres_url: str
+) -> None:
+    store, proxy = proxied
+    proxy.lose_next_commit()
+
+    added = store.add_input(an_input("i1"))
+
+    assert proxy.lost.is_set()  # the COMMIT's answer did not reach the store
+    assert run(postgres_url, "SELECT id, seq FROM inputs") == [("i1", added.seq)]
+
+
+def test_a_compare_and_set_saved_but_unanswered_reports_it_was_applied_once(
+    proxied, postgres_url: str
+) -> None:
+    import msgspec
+
+    from piagents.store.records import GenerationRecord
+
+    store, proxy = proxied
+    g = GenerationRecord(
+        id="g1",
+        label="scout-1",
+        definition="scout",
+        root_id="r",
+        owner_id="r",
+        session_id="s",
+        cwd="/w",
+        task="look",
+        placement="inline",
+    )
+    store.add_generation(g)
+    ended = msgspec.structs.replace(g, state="ended", outcome="completed")
+    proxy.lose_next_commit()
+
+    assert store.update_generation(ended, end=True, result=an_input("result"))
+
+    assert proxy.lost.is_set()
+    assert store.get_generation("g1") == ended
+    assert run(postgres_url, "SELECT id FROM inputs") == [("result",)]  # its result, once
+    assert not store.update_generation(ended, end=True, result=an_input("again"))
+
+
+def test_a_take_saved_but_unanswered_hands_over_what_it_took_once(proxied) -> None:
+    store, proxy = proxied
+    store.add_input(an_input("i1"))
+    store.add_input(an_input("i2"))
+    proxy.lose_next_commit()
+
+    taken = store.take_undelivered(["s"])
+
+    assert proxy.lost.is_set()
+    assert [(i.id, i.delivered) for i in taken] == [("i1", True), ("i2", True)]
+    assert store.take_undelivered(["s"]) == []  # neither lost nor handed over twice
+
+
+def test_a_batch_saved_but_unanswered_fails_saying_it_may_have_been_saved(proxied) -> None:
+    store, proxy = proxied
+    proxy.lose_next_commit()
+
+    with pytest.raises(StoreUnavailable, match="may or may not have been saved"), store.batch():
+        store.create_session(SessionRecord(id="a", cwd="/"))
+        store.create_session(SessionRecord(id="b", cwd="/"))
+
+    assert proxy.lost.is_set()
+    assert {s.id for s in store.list_sessions()} == {"a", "b"}  # it was, this time

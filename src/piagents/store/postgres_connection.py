@@ -4,7 +4,9 @@ calls as savepoints of one), its reads, and what happens when the server drops i
 A dropped connection is made again and the operation retried when that cannot
 apply it twice: a read; a write whose transaction never reached COMMIT (nothing of
 it was saved); a write whose COMMIT got no answer only when it is idempotent, or
-when it can be checked whether it was saved. Any other write fails, saying so.
+once a check on the new connection found it unsaved (found saved, its result is
+what the check read). Every write of the store is one or the other; a batch is
+neither, and fails saying it may have been saved.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@ once (a compare-and-set on the outstanding status), their results read once."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -128,6 +129,9 @@ class InputTable:
         """Inputs waiting in the store for these recipients, now marked delivered."""
         if not recipient_ids:
             return []
+        # Marks what this call took: a take whose COMMIT went unanswered is found by it,
+        # so its inputs are handed over once, neither lost nor taken twice.
+        token = uuid.uuid4().hex
 
         def take(db: Db) -> list[InputRecord]:
             # Locked: another runtime taking them at once waits, then finds them taken.
@@ -140,14 +144,18 @@ class InputTable:
             taken = [replace(input_record(self.conn.location, r), delivered=True) for r in rows]
             if taken:
                 db.execute(
-                    "UPDATE inputs SET delivered = true WHERE seq = ANY(%s)",
-                    ([r.seq for r in taken],),
+                    "UPDATE inputs SET delivered = true, taken_by = %s WHERE seq = ANY(%s)",
+                    (token, [r.seq for r in taken]),
                 )
             return taken
 
-        # Not done again once its COMMIT went unanswered (it may have marked them taken,
-        # and a second take would find none): that failure says so instead.
-        return self.conn.write(take)
+        def saved(db: Db) -> object:
+            rows = db.execute(
+                f"SELECT {COLUMNS} FROM inputs WHERE taken_by = %s ORDER BY seq", (token,)
+            ).fetchall()
+            return [input_record(self.conn.location, r) for r in rows] if rows else NOT_SAVED
+
+        return self.conn.write(take, verify=saved)
 
     def mark_read(self, ids: Sequence[str]) -> None:
         if ids:

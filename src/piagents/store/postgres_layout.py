@@ -92,12 +92,14 @@ STEPS: list[Sequence[str]] = [
             accepted BIGINT NOT NULL,
             ended BIGINT,
             delivered BOOLEAN NOT NULL DEFAULT true,
-            rendered TEXT
+            rendered TEXT,
+            taken_by TEXT
         )""",
         "CREATE INDEX inputs_mailbox ON inputs (recipient_id) WHERE NOT delivered",
         "CREATE INDEX inputs_recipient ON inputs (recipient_id, seq)",
         "CREATE INDEX inputs_open ON inputs (root_id) WHERE status = 'outstanding'",
         "CREATE INDEX inputs_sender ON inputs (sender_id)",
+        "CREATE INDEX inputs_taken ON inputs (taken_by) WHERE taken_by IS NOT NULL",
         """CREATE TABLE search_docs (
             session_id TEXT NOT NULL,
             ts BIGINT NOT NULL,
