@@ -385,3 +385,31 @@ def test_a_batch_saved_but_unanswered_fails_saying_it_may_have_been_saved(proxie
 
     assert proxy.lost.is_set()
     assert {s.id for s in store.list_sessions()} == {"a", "b"}  # it was, this time
+
+
+def test_a_row_locked_elsewhere_for_too_long_is_store_busy(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from piagents.store import postgres_open
+    from piagents.store.base import StoreBusy
+
+    monkeypatch.setattr(postgres_open, "LOCK_TIMEOUT_MS", 200)
+    store = PostgresStore(postgres_url)
+    store.create_session(SessionRecord(id="s", cwd="/"))
+    with psycopg.connect(postgres_url) as other:  # a transaction left open, holding the row
+        other.execute("SELECT 1 FROM sessions WHERE id = 's' FOR UPDATE")
+        with pytest.raises(StoreBusy, match="Try again"):
+            store.append("s", [MessageEntry(UserMessage.of("hi"))])
+    store.append("s", [MessageEntry(UserMessage.of("hi"))])  # works once it is released
+    assert len(store.entries("s")) == 1
+    store.close()
+
+
+def test_text_with_nul_characters_is_kept_with_them_replaced(postgres_url: str) -> None:
+    # PostgreSQL text cannot hold NUL: it becomes U+FFFD, the rest is kept.
+    store = PostgresStore(postgres_url)
+    store.add_input(an_input("i1", text="a\x00b", rendered="r\x00"))
+    store.end_inputs(["i1"], "completed", "out\x00put")
+    got = store.inputs()[0]
+    assert (got.text, got.rendered, got.result) == ("a\ufffdb", "r\ufffd", "out\ufffdput")
+    store.close()

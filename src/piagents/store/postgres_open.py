@@ -15,6 +15,7 @@ from piagents.store.base import StoreIncompatible, StoreNotFound
 from piagents.store.postgres_layout import VERSION_TABLE
 
 CONNECT_TIMEOUT_S = 10
+LOCK_TIMEOUT_MS = 10_000
 # Held while a store is checked and laid out, so two runtimes opening one new
 # database do not both lay it out ('piAG').
 LAYOUT_LOCK = 0x70694147
@@ -34,6 +35,9 @@ def connect(url: str, location: str, *, read_only: bool) -> psycopg.Connection[A
             autocommit=True,
             connect_timeout=CONNECT_TIMEOUT_S,
             application_name="pi-agents",
+            # A row another connection keeps locked fails the write (StoreBusy) after
+            # as long as the SQLite store waits for its lock, instead of hanging.
+            options=f"-c lock_timeout={LOCK_TIMEOUT_MS}",
         )
     except psycopg.Error as exc:
         raise errors.cannot_connect(location, exc) from exc

@@ -27,15 +27,22 @@ def url_problem(url: object) -> str | None:
 
 
 def location_of(url: str) -> str:
-    """`url` as messages name it: without its password."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = f"{parts.username or ''}@{host}" + (f":{parts.port}" if parts.port else "")
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    """`url` as messages name it: without its password (in the user part, or given as
+    a `password` parameter)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return url.split("@", 1)[-1] if "@" in url else url
+    netloc = parts.netloc
+    if parts.password is not None:
+        host = parts.hostname or ""
+        host = f"[{host}]" if ":" in host else host
+        netloc = f"{parts.username or ''}@{host}" + (f":{port}" if port else "")
+    query = urllib.parse.urlencode(
+        [(k, v) for k, v in urllib.parse.parse_qsl(parts.query) if k != "password"]
+    )
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def checked_url(value: object) -> tuple[str | None, str | None]:
