@@ -1,5 +1,6 @@
 """A loopback TCP proxy in front of the PostgreSQL server that can lose the answer to a
-COMMIT: the server commits, and the client's connection is cut before it hears so.
+COMMIT (or to a statement that is its own transaction): the server commits, and the
+client's connection is cut before it hears so.
 
 What a network cut at the wrong moment does; the store must then find out whether
 its write was saved instead of doing it again.
@@ -13,18 +14,21 @@ import threading
 
 
 class CommitProxy:
-    """Forwards 127.0.0.1:`port` to the server at `upstream`; `lose_next_commit()` arms it."""
+    """Forwards 127.0.0.1:`port` to the server at `upstream`; `lose_answer_to()` arms it."""
 
     def __init__(self, upstream: tuple[str, int]) -> None:
         self.upstream = upstream
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port: int = self._listener.getsockname()[1]
         self._armed = threading.Event()
-        self.lost = threading.Event()  # set once an answer to a COMMIT was lost
+        self._marker = b"COMMIT\x00"
+        self.lost = threading.Event()  # set once an answer was lost
         self._sockets: list[socket.socket] = []
         threading.Thread(target=self._accept, daemon=True).start()
 
-    def lose_next_commit(self) -> None:
+    def lose_answer_to(self, marker: bytes = b"COMMIT\x00") -> None:
+        """Lose the answer to the next statement whose text holds `marker`."""
+        self._marker = marker
         self.lost.clear()
         self._armed.set()
 
@@ -49,7 +53,7 @@ class CommitProxy:
     ) -> None:
         with contextlib.suppress(OSError):
             while data := client.recv(65536):
-                if self._armed.is_set() and b"COMMIT\x00" in data:
+                if self._armed.is_set() and self._marker in data:
                     self._armed.clear()
                     committing.set()
                 server.sendall(data)
@@ -62,7 +66,7 @@ class CommitProxy:
         with contextlib.suppress(OSError):
             while data := server.recv(65536):
                 if committing.is_set():
-                    # The server answered the COMMIT (it is saved): the client never hears it.
+                    # The server answered (it is saved): the client never hears it.
                     self.lost.set()
                     break
                 client.sendall(data)

@@ -323,12 +323,29 @@ def test_a_keyed_insert_saved_but_unanswered_is_found_saved_not_done_twice(
     proxied, postgres_url: str
 ) -> None:
     store, proxy = proxied
-    proxy.lose_next_commit()
+    proxy.lose_answer_to(b"INSERT INTO inputs")  # one statement, its own transaction
 
     added = store.add_input(an_input("i1"))
 
-    assert proxy.lost.is_set()  # the COMMIT's answer did not reach the store
+    assert proxy.lost.is_set()  # the answer did not reach the store
     assert run(postgres_url, "SELECT id, seq FROM inputs") == [("i1", added.seq)]
+
+
+def test_an_append_saved_but_unanswered_is_found_saved_not_appended_twice(
+    proxied, postgres_url: str
+) -> None:
+    store, proxy = proxied
+    store.create_session(SessionRecord(id="s", cwd="/"))
+    entries = [MessageEntry(UserMessage.of(f"m{i}")) for i in range(3)]
+    proxy.lose_answer_to(b"INSERT INTO entries")
+
+    store.append("s", entries)
+
+    assert proxy.lost.is_set()
+    assert store.entries("s") == entries
+    later = MessageEntry(UserMessage.of("later"))
+    store.append("s", [later])  # the next seq follows on, no gap and no repeat
+    assert run(postgres_url, "SELECT seq FROM entries ORDER BY seq") == [(0,), (1,), (2,), (3,)]
 
 
 def test_a_compare_and_set_saved_but_unanswered_reports_it_was_applied_once(
@@ -352,7 +369,7 @@ def test_a_compare_and_set_saved_but_unanswered_reports_it_was_applied_once(
     )
     store.add_generation(g)
     ended = msgspec.structs.replace(g, state="ended", outcome="completed")
-    proxy.lose_next_commit()
+    proxy.lose_answer_to(b"COMMIT\x00")
 
     assert store.update_generation(ended, end=True, result=an_input("result"))
 
@@ -366,7 +383,7 @@ def test_a_take_saved_but_unanswered_hands_over_what_it_took_once(proxied) -> No
     store, proxy = proxied
     store.add_input(an_input("i1"))
     store.add_input(an_input("i2"))
-    proxy.lose_next_commit()
+    proxy.lose_answer_to(b"COMMIT\x00")
 
     taken = store.take_undelivered(["s"])
 
@@ -377,7 +394,7 @@ def test_a_take_saved_but_unanswered_hands_over_what_it_took_once(proxied) -> No
 
 def test_a_batch_saved_but_unanswered_fails_saying_it_may_have_been_saved(proxied) -> None:
     store, proxy = proxied
-    proxy.lose_next_commit()
+    proxy.lose_answer_to(b"COMMIT\x00")
 
     with pytest.raises(StoreUnavailable, match="may or may not have been saved"), store.batch():
         store.create_session(SessionRecord(id="a", cwd="/"))

@@ -80,7 +80,12 @@ class Connection:
     # ---- writes ------------------------------------------------------------------
 
     def write(
-        self, fn: Callable[[Db], T], *, idempotent: bool = False, verify: Verify | None = None
+        self,
+        fn: Callable[[Db], T],
+        *,
+        idempotent: bool = False,
+        verify: Verify | None = None,
+        single: bool = False,
     ) -> T:
         """`fn` in one transaction (a savepoint, inside a batch); its result.
 
@@ -89,6 +94,9 @@ class Connection:
         it is `idempotent`, or `verify` (on the new connection) finds it unsaved
         (it returns NOT_SAVED; else its value is the write's result); otherwise the
         operation fails with StoreUnavailable saying it may have been saved.
+
+        `single`: `fn` runs one statement, its own transaction (one round trip to
+        the server instead of three); its answer lost is a COMMIT's answer lost.
         """
         with self._lock:
             if self._depth:
@@ -96,8 +104,10 @@ class Connection:
                     return fn(self.db)
             for _ in range(ATTEMPTS):
                 self._ensure()
-                committing = False
+                committing = single
                 try:
+                    if single:
+                        return fn(self.db)
                     self.db.execute("BEGIN")
                     self._depth = 1
                     try:
@@ -109,7 +119,8 @@ class Connection:
                     return value
                 except psycopg.Error as exc:
                     if not errors.is_lost(self.db, exc):
-                        self._roll_back()
+                        if not single:
+                            self._roll_back()
                         raise self.error(exc) from exc
                     if not committing or idempotent:
                         continue  # nothing saved (or saving twice changes nothing)
@@ -124,7 +135,8 @@ class Connection:
                     if found is not NOT_SAVED:
                         return found  # type: ignore[no-any-return]
                 except BaseException:
-                    self._roll_back()
+                    if not single:
+                        self._roll_back()
                     raise
             raise errors.lost(self.location, f"{ATTEMPTS} times; nothing of this change was saved")
 

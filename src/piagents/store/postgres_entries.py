@@ -4,6 +4,7 @@ entry) as the SQLite store does (`sqlite_entries`)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -39,48 +40,56 @@ class EntryLog:
     def append(self, session_id: str, entries: Sequence[Entry]) -> None:
         if not entries:
             return
-        rows = [(e.id, e.type, encode_entry(e)) for e in entries]
         docs = search_docs(entries)
         requests = [(ts, t) for ts, t, is_request in docs if is_request]
-
-        def append(db: Db) -> None:
-            # The session's row, locked: appends to one session (from any runtime)
-            # take their turn, each reading the positions the last one left.
-            cur = db.execute(
-                "UPDATE sessions SET updated = %s WHERE id = %s",
-                (entries[-1].timestamp, session_id),
-            )
-            if cur.rowcount == 0:
-                raise SessionNotFound(f"No session {session_id}")
-            seq, packed = layout.positions(db, session_id)
-            end = seq + len(rows)
-            with db.cursor() as c:
-                c.executemany(
-                    "INSERT INTO entries (session_id, seq, entry_id, type, body) "
-                    "VALUES (%s, %s, %s, %s, %s)",
-                    [(session_id, seq + i, *row) for i, row in enumerate(rows)],
-                )
-                if docs:
-                    c.executemany(
-                        "INSERT INTO search_docs (session_id, ts, text) VALUES (%s, %s, %s)",
-                        [(session_id, ts, text(t)) for ts, t, _ in docs],
-                    )
-            if end - packed >= BLOCK:
-                layout.pack(db, session_id, packed, end)
-            if requests:
-                db.execute(
-                    "UPDATE sessions SET latest_request = %s, latest_request_at = %s WHERE id = %s",
-                    (text(requests[-1][1]), requests[-1][0], session_id),
-                )
+        args: dict[str, Any] = {
+            "id": session_id,
+            "n": len(entries),
+            "updated": entries[-1].timestamp,
+            "ids": [e.id for e in entries],
+            "types": [e.type for e in entries],
+            "bodies": [encode_entry(e) for e in entries],
+            "ts": [ts for ts, _, _ in docs],
+            "texts": [text(t) for _, t, _ in docs],
+        }
+        latest = ""
+        if requests:
+            latest = ", latest_request = %(request)s, latest_request_at = %(request_at)s"
+            args |= {"request": text(requests[-1][1]), "request_at": requests[-1][0]}
+        # One statement, its own transaction: the session's row, updated (and so locked),
+        # gives the entries their seqs; appends to one session, from any runtime, take
+        # their turn.
+        sql = (
+            f"WITH s AS (UPDATE sessions SET updated = %(updated)s, "
+            f"next_seq = next_seq + %(n)s{latest} WHERE id = %(id)s "
+            "RETURNING next_seq - %(n)s AS base, packed_seq), "
+            "d AS (INSERT INTO search_docs (session_id, ts, text) "
+            "SELECT %(id)s, u.ts, u.text FROM s, "
+            "unnest(%(ts)s::bigint[], %(texts)s::text[]) AS u (ts, text)), "
+            "e AS (INSERT INTO entries (session_id, seq, entry_id, type, body) "
+            "SELECT %(id)s, s.base + u.i - 1, u.entry_id, u.type, u.body FROM s, "
+            "unnest(%(ids)s::text[], %(types)s::text[], %(bodies)s::bytea[]) "
+            "WITH ORDINALITY AS u (entry_id, type, body, i)) "
+            "SELECT base, packed_seq FROM s"
+        )
 
         def saved(db: Db) -> object:  # entry ids are the session's own: saved if there
             row = db.execute(
                 "SELECT 1 FROM entries WHERE session_id = %s AND entry_id = %s",
                 (session_id, entries[-1].id),
             ).fetchone()
-            return None if row else NOT_SAVED
+            return (None, None) if row else NOT_SAVED
 
-        self.conn.write(append, verify=saved)
+        base, packed = self.conn.write(
+            lambda db: db.execute(sql, args).fetchone() or (-1, -1), verify=saved, single=True
+        )
+        if base == -1:
+            raise SessionNotFound(f"No session {session_id}")
+        if base is not None and base + len(entries) - packed >= BLOCK:
+            # Packing only re-lays out what is committed: left for a later append if
+            # it cannot be done now.
+            with contextlib.suppress(StoreError):
+                self.conn.write(lambda db: layout.pack_session(db, session_id), idempotent=True)
 
     def has_entries(self, session_id: str) -> bool:
         return bool(

@@ -38,6 +38,7 @@ class GenerationTable:
                 (g.id, g.root_id, g.owner_id, g.session_id, g.state, body),
             ),
             verify=saved,
+            single=True,
         )
 
     def update(

@@ -88,7 +88,9 @@ class InputTable:
 
     def add(self, record: InputRecord) -> InputRecord:
         seq = self.conn.write(
-            lambda db: insert_input(db, record), verify=lambda db: input_seq(db, record.id)
+            lambda db: insert_input(db, record),
+            verify=lambda db: input_seq(db, record.id),
+            single=True,
         )
         return replace(record, seq=int(seq))
 
@@ -164,6 +166,7 @@ class InputTable:
                     "UPDATE inputs SET read = true WHERE id = ANY(%s)", (list(ids),)
                 ),
                 idempotent=True,
+                single=True,
             )
 
     def matching(

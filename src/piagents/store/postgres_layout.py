@@ -40,7 +40,10 @@ STEPS: list[Sequence[str]] = [
             latest_request TEXT,
             latest_request_at BIGINT,
             state TEXT NOT NULL DEFAULT 'idle',
-            seq BIGINT GENERATED ALWAYS AS IDENTITY
+            seq BIGINT GENERATED ALWAYS AS IDENTITY,
+            -- The seq of the session's next entry, and of its first not yet packed.
+            next_seq INTEGER NOT NULL DEFAULT 0,
+            packed_seq INTEGER NOT NULL DEFAULT 0
         )""",
         "CREATE INDEX sessions_owner_name ON sessions (owner_id, name)",
         "CREATE INDEX sessions_root ON sessions (root_id)",
@@ -140,14 +143,15 @@ def upgrade(db: Db, version: int) -> None:
         db.execute(f"UPDATE {VERSION_TABLE} SET version = %s", (number,))
 
 
-def positions(db: Db, session_id: str) -> tuple[int, int]:
-    """The session's next seq and the seq of its first entry not yet packed."""
+def pack_session(db: Db, session_id: str) -> None:
+    """Pack the session's whole blocks of loose entries (its row locked meanwhile)."""
     row = db.execute(
-        "SELECT (SELECT max(seq) FROM entries WHERE session_id = %(s)s), "
-        "(SELECT max(last_seq) FROM entry_blocks WHERE session_id = %(s)s)",
-        {"s": session_id},
+        "SELECT next_seq, packed_seq FROM sessions WHERE id = %s FOR UPDATE", (session_id,)
     ).fetchone()
-    return (0 if row[0] is None else int(row[0]) + 1, 0 if row[1] is None else int(row[1]) + 1)
+    if row is None or row[0] - row[1] < BLOCK:
+        return  # gone, or packed by another connection meanwhile
+    packed = pack(db, session_id, int(row[1]), int(row[0]))
+    db.execute("UPDATE sessions SET packed_seq = %s WHERE id = %s", (packed, session_id))
 
 
 def pack(db: Db, session_id: str, start: int, end: int) -> int:

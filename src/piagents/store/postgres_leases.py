@@ -47,6 +47,7 @@ class LeaseTable:
                 (session_id, holder.token),
             ),
             idempotent=True,
+            single=True,
         )
 
     def holder(self, session_id: str) -> LeaseHolder | None:
@@ -63,6 +64,7 @@ class LeaseTable:
                 "UPDATE sessions SET state = %s WHERE id = %s", (state, session_id)
             ),
             idempotent=True,
+            single=True,
         )
 
     def states(self, session_ids: Sequence[str]) -> dict[str, str]:

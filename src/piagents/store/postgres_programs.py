@@ -37,6 +37,7 @@ class ProgramTable:
                 (p.id, p.caller_id, p.root_id, p.state, body),
             ),
             verify=lambda db: self._saved(db, p.id, body, None),
+            single=True,
         )
 
     def end(self, program: ProgramRecord, values: Mapping[str, str] | None = None) -> bool:

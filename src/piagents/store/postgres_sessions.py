@@ -65,7 +65,7 @@ class SessionTable:
             ).fetchone()
             return None if row else NOT_SAVED
 
-        self.conn.write(insert, verify=saved)
+        self.conn.write(insert, verify=saved, single=True)
 
     def discard(self, session_id: str) -> None:
         def discard(db: Db) -> None:
