@@ -430,3 +430,101 @@ def test_text_with_nul_characters_is_kept_with_them_replaced(postgres_url: str) 
     got = store.inputs()[0]
     assert (got.text, got.rendered, got.result) == ("a\ufffdb", "r\ufffd", "out\ufffdput")
     store.close()
+
+
+# ---- many connections at once -------------------------------------------------------
+
+
+def at_once(work, n: int) -> list[object]:
+    """`work(i)` for i in range(n), in n threads let go together; their results."""
+    go = threading.Barrier(n)
+    results: list[object] = [None] * n
+
+    def run_one(i: int) -> None:
+        go.wait()
+        try:
+            results[i] = work(i)
+        except BaseException as exc:
+            results[i] = exc
+
+    threads = [threading.Thread(target=run_one, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+def test_appends_from_many_connections_to_one_session_each_get_their_own_seqs(
+    postgres_url: str,
+) -> None:
+    stores = [PostgresStore(postgres_url) for _ in range(4)]
+    stores[0].create_session(SessionRecord(id="s", cwd="/"))
+    made = [[MessageEntry(UserMessage.of(f"{i}-{j}")) for j in range(150)] for i in range(4)]
+
+    def append_all(i: int) -> None:
+        for e in made[i]:
+            stores[i].append("s", [e])
+
+    assert at_once(append_all, 4) == [None] * 4
+    got = stores[0].entries("s")
+    assert sorted(e.id for e in got) == sorted(e.id for m in made for e in m)
+    for m in made:  # each connection's own entries in the order it appended them
+        mine = {e.id for e in m}
+        assert [e for e in got if e.id in mine] == m
+    seqs = run(postgres_url, "SELECT seq FROM entries ORDER BY seq")
+    assert seqs == [(i,) for i in range(600)]
+    assert run(postgres_url, "SELECT count(*) FROM entry_blocks") == [(1,)]  # 512 packed
+    for s in stores:
+        s.close()
+
+
+def test_an_input_ended_from_many_connections_at_once_ends_once(postgres_url: str) -> None:
+    stores = [PostgresStore(postgres_url) for _ in range(4)]
+    stores[0].add_input(an_input("i1", has_result=True))
+
+    ended = at_once(lambda i: stores[i].end_inputs(["i1"], "completed", f"by {i}"), 4)
+
+    winners = [r for r in ended if r]
+    assert len(winners) == 1
+    assert stores[0].inputs()[0].result == winners[0][0].result  # type: ignore[index]
+    for s in stores:
+        s.close()
+
+
+def test_a_generation_changed_from_many_connections_at_once_changes_once(
+    postgres_url: str,
+) -> None:
+    import msgspec
+
+    from piagents.store.records import GenerationRecord
+
+    stores = [PostgresStore(postgres_url) for _ in range(4)]
+    g = GenerationRecord(
+        id="g1",
+        label="scout-1",
+        definition="scout",
+        root_id="r",
+        owner_id="r",
+        session_id="s",
+        cwd="/w",
+        task="look",
+        placement="inline",
+    )
+    stores[0].add_generation(g)
+
+    def end(i: int) -> bool:
+        done = msgspec.structs.replace(g, state="ended", outcome="completed", result=f"by {i}")
+        return stores[i].update_generation(
+            done, expect_state="starting", end=True, result=an_input(f"r{i}")
+        )
+
+    changed = at_once(end, 4)
+
+    assert changed.count(True) == 1 and changed.count(False) == 3
+    winner = changed.index(True)
+    got = stores[0].get_generation("g1")
+    assert got is not None and got.result == f"by {winner}"
+    assert run(postgres_url, "SELECT id FROM inputs") == [(f"r{winner}",)]  # one result
+    for s in stores:
+        s.close()
