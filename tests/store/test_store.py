@@ -327,3 +327,13 @@ def test_two_stores_on_one_database_append_to_one_session_in_turn(backend):
     first.append("s", [entries[2]])
 
     assert first.entries("s") == entries
+
+
+def test_a_closed_store_refuses_to_be_used(backend):
+    store = backend.open()
+    store.create_session(SessionRecord(id="s", cwd="/"))
+    store.close()
+    with pytest.raises(StoreError):
+        store.get_session("s")
+    with pytest.raises(StoreError):
+        store.create_session(SessionRecord(id="t", cwd="/"))

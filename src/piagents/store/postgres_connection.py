@@ -50,6 +50,7 @@ class Connection:
         self._lock = threading.RLock()
         self._depth = 0  # transactions open on the thread holding the lock
         self._batch_lost = False
+        self._closed = False
 
     def error(self, exc: psycopg.Error) -> StoreError:
         return errors.translate(self.location, exc)
@@ -60,6 +61,8 @@ class Connection:
         """A working connection: the one there is, or a new one if it was lost."""
         if not (self.db.broken or self.db.closed):
             return
+        if self._closed:
+            raise StoreError(f"{self.location}: the store was closed.")
         with contextlib.suppress(psycopg.Error):
             self.db.close()
         last: StoreError | None = None
@@ -240,4 +243,5 @@ class Connection:
 
     def close(self) -> None:
         with self._lock, contextlib.suppress(psycopg.Error):
+            self._closed = True
             self.db.close()
