@@ -55,3 +55,22 @@ def test_a_url_that_is_no_store_url_is_refused_without_its_password(tmp_path: Pa
         open_store(tmp_path, "mysql://pi:secret@db/agents")
     assert "secret" not in str(raised.value)
     assert not (tmp_path / "store.db").exists()
+
+
+def test_psycopg_is_imported_only_when_a_postgresql_store_is_chosen(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import asyncio, sys, piagents, piagents.cli\n"
+        "from piagents.testing import FunctionModel\n"
+        "async def main():\n"
+        f"    async with piagents.Runtime(home={str(tmp_path)!r}, "
+        "model=FunctionModel(lambda c: 'x')) as rt:\n"
+        f"        await (await rt.open_root(cwd={str(tmp_path)!r})).prompt('hi')\n"
+        "asyncio.run(main())\n"
+        "print('psycopg' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
