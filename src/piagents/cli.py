@@ -193,15 +193,20 @@ def _open_store_to_read(home: Path, url: str | None) -> Any:
     """The store opened read-only (it works in a read-only home, and writes nothing),
     or None when there is none yet: `--store`'s, else the home settings', else the
     home's SQLite store."""
-    from piagents.config import SettingsError, load_settings
+    from piagents.config import read_settings_file
     from piagents.store.base import StoreError, StoreNotFound
     from piagents.store.selection import open_store
+    from piagents.store.url import checked_url
 
-    settings = load_settings(home, store_settings(url))
-    if settings.errors:
-        raise CliError(str(SettingsError("\n".join(settings.errors))))
+    if url is not None:
+        store_settings(url)  # a bad URL is a usage error
+    else:  # only the store setting: the rest of the file does not matter here
+        path = home / "settings.json"
+        url, problem = checked_url(read_settings_file(path)[0].get("store"))
+        if problem is not None:
+            raise CliError(f"{path}: store: {problem}.")
     try:
-        return open_store(home, settings.store, read_only=True)
+        return open_store(home, url, read_only=True)
     except StoreNotFound:
         return None
     except StoreError as exc:

@@ -77,3 +77,14 @@ def test_a_postgresql_server_that_is_down_is_a_clear_error(cli: Cli) -> None:
     assert "secret" not in result.stderr
     result = failed(cli.run("sessions", "--store", url))
     assert "cannot reach the PostgreSQL server" in result.stderr
+
+
+def test_sessions_reads_only_the_store_setting_of_the_home(cli: Cli) -> None:
+    cli.home.mkdir(parents=True, exist_ok=True)
+    settings = cli.home / "settings.json"
+    settings.write_text(json.dumps({"pi-agents": {"agentApi": "nonsense"}}))
+    assert ok(cli.run("sessions")).stdout.strip() == "No sessions."  # as before: not its business
+
+    settings.write_text(json.dumps({"store": "sqlite:///elsewhere.db"}))
+    result = failed(cli.run("sessions"))
+    assert f"{settings}: store: unknown store 'sqlite'" in result.stderr
