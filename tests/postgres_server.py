@@ -112,9 +112,10 @@ class PostgresServer:
         if done.returncode != 0:
             raise RuntimeError(f"{tool} failed ({done.returncode}): {done.stderr or done.stdout}")
 
-    def start(self) -> None:
-        for _ in range(5):  # a port taken between choosing and binding it: another one
-            self.port = _free_port()
+    def start(self, port: int | None = None) -> None:
+        """Start the server: on `port` (again, after `halt`), or on a free one."""
+        for _ in range(1 if port else 5):  # a port taken meanwhile: another one
+            self.port = port or _free_port()
             options = (
                 f"-c listen_addresses=127.0.0.1 -c port={self.port} "
                 f"-c unix_socket_directories={self.dir} "
@@ -132,6 +133,10 @@ class PostgresServer:
                 if "could not bind" not in (log.read_text() if log.exists() else ""):
                     raise
         raise RuntimeError("no free port for the PostgreSQL server")
+
+    def halt(self) -> None:
+        """Stop the server, keeping its data: `start(port)` brings it back."""
+        self._call("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
 
     def stop(self) -> None:
         try:

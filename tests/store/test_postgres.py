@@ -528,3 +528,37 @@ def test_a_generation_changed_from_many_connections_at_once_changes_once(
     assert run(postgres_url, "SELECT id FROM inputs") == [(f"r{winner}",)]  # one result
     for s in stores:
         s.close()
+
+
+# ---- a server that goes down and comes back ------------------------------------------
+
+
+@pytest.fixture
+def own_server(postgres_server):  # the shared server must be there (else skipped)
+    """A server of this test's own, which it may stop and start again."""
+    import postgres_server as pg
+
+    server = pg.PostgresServer(postgres_server.bin)
+    server.start()
+    yield server
+    server.stop()
+
+
+def test_a_server_that_goes_down_fails_operations_clearly_and_they_work_once_it_is_back(
+    own_server,
+) -> None:
+    store = PostgresStore(own_server.database())
+    store.create_session(SessionRecord(id="s", cwd="/"))
+    own_server.halt()
+
+    with pytest.raises(StoreUnavailable, match="cannot reach the PostgreSQL server"):
+        store.get_session("s")
+    with pytest.raises(StoreUnavailable, match="cannot reach the PostgreSQL server"):
+        store.add_input(an_input("i1"))
+
+    own_server.start(own_server.port)
+    got = store.get_session("s")  # a new connection, once the server is back
+    assert got is not None and got.id == "s"
+    store.add_input(an_input("i1"))
+    assert [i.id for i in store.inputs()] == ["i1"]  # the failed one was never saved
+    store.close()
