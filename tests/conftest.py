@@ -54,3 +54,23 @@ def make_read_only():
     yield make
     for step in reversed(undo):
         step()
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A PostgreSQL server of this run's own (`postgres_server.py`), stopped at the end.
+    Skipped, with the reason, where the server is not installed, except in CI."""
+    import postgres_server as pg
+
+    with pg.running() as server:
+        if isinstance(server, str):
+            if os.environ.get("CI") == "true":
+                pytest.fail(f"{server}: CI must run the PostgreSQL tests (.ci/run installs it)")
+            pytest.skip(server)
+        yield server
+
+
+@pytest.fixture
+def postgres_url(postgres_server):
+    """The URL of a fresh, empty database of its own for this test."""
+    return postgres_server.database()

@@ -49,6 +49,7 @@ EVERY_KEY: dict[str, Any] = {
         "inlineAttachmentLimitBytes": 1024,
         "mailboxPayloadLimitBytes": 2048,
     },
+    "store": "postgresql://pi@db.example:5432/agents",
 }
 
 
@@ -98,6 +99,7 @@ def test_every_setting_key_is_read_into_the_settings() -> None:
         inline_attachment_limit_bytes=1024,
         mailbox_payload_limit_bytes=2048,
     )
+    assert s.store == "postgresql://pi@db.example:5432/agents"
 
 
 def test_an_empty_object_gives_the_defaults_without_warnings() -> None:
@@ -523,3 +525,27 @@ def test_an_oversized_settings_file_is_not_read(home: Path) -> None:
 def test_a_long_unknown_key_is_shortened() -> None:
     [warning] = parse_settings({"k" * 100_000: 1}).warnings
     assert len(warning) < 200
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("sqlite:///tmp/x.db", "unknown store 'sqlite': expected a PostgreSQL URL such as"),
+        ("db.example:5432", "unknown store 'db.example': expected a PostgreSQL URL"),
+        ("postgresql://pi@db.example:port/agents", "not a valid URL"),
+        ("postgresql://pi@db.example:5432", "the URL names no database"),
+        ("", "expected a PostgreSQL URL such as postgresql://"),
+        (5432, "expected a PostgreSQL URL such as postgresql://"),
+    ],
+)
+def test_a_store_that_is_not_a_postgresql_url_is_an_error(value: object, problem: str) -> None:
+    s = parse_settings({"store": value}, "/h/settings.json")
+
+    assert s.store is None
+    assert len(s.errors) == 1
+    assert s.errors[0].startswith(f"/h/settings.json: store: {problem}")
+
+
+def test_without_a_store_setting_the_home_keeps_its_sqlite_store() -> None:
+    assert parse_settings({"store": None}).store is None
+    assert parse_settings({}).store is None

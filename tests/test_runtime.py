@@ -13,7 +13,9 @@ import pytest
 import piagents
 from piagents.config import SettingsError
 from piagents.store.base import SessionInUse, SessionNotFound
+from piagents.store.postgres import PostgresStore
 from piagents.store.sqlite import SQLiteStore
+from piagents.store.url import location_of
 from piagents.testing import FunctionModel, Message, ModelCall, Reply, ToolCall
 
 BUILT_IN_TOOLS = {"read", "write", "edit", "bash", "grep", "find", "ls"}
@@ -39,6 +41,15 @@ def lease_columns(home: Path, session_id: str) -> tuple[Any, ...]:
         ).fetchone()
     assert row is not None
     return tuple(row)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def stored(request: pytest.FixtureRequest) -> dict[str, Any] | None:
+    """The settings choosing the store: none (the home's SQLite file), or a PostgreSQL
+    database of the test's own (SDK-CONTRACT.md, "Another store")."""
+    if request.param == "sqlite":
+        return None
+    return {"store": request.getfixturevalue("postgres_url")}
 
 
 # ---- opening and prompting ------------------------------------------------------
@@ -316,11 +327,13 @@ async def test_a_second_runtime_cannot_open_a_session_the_first_holds(
 
 
 async def test_a_second_runtime_can_open_the_session_once_the_first_closes(
-    home: Path, work: Path
+    home: Path, work: Path, stored: dict[str, Any] | None
 ) -> None:
     rec = Recorder("two")
-    async with piagents.Runtime(home=home, model=FunctionModel(rec)) as second:
-        async with piagents.Runtime(home=home, model=FunctionModel(Recorder("one"))) as first:
+    async with piagents.Runtime(home=home, model=FunctionModel(rec), settings=stored) as second:
+        async with piagents.Runtime(
+            home=home, model=FunctionModel(Recorder("one")), settings=stored
+        ) as first:
             root = await first.open_root(cwd=work)
             await root.prompt("hello")
             with pytest.raises(SessionInUse):
@@ -333,13 +346,16 @@ async def test_a_second_runtime_can_open_the_session_once_the_first_closes(
     assert [m.text for m in rec.calls[0].messages] == ["hello", "one", "again"]
 
 
-async def test_reopening_a_session_continues_its_history(home: Path, work: Path) -> None:
-    async with piagents.Runtime(home=home, model=FunctionModel(Recorder("first answer"))) as rt:
+async def test_reopening_a_session_continues_its_history(
+    home: Path, work: Path, stored: dict[str, Any] | None
+) -> None:
+    first = FunctionModel(Recorder("first answer"))
+    async with piagents.Runtime(home=home, model=first, settings=stored) as rt:
         root = await rt.open_root(cwd=work)
         await root.prompt("first question")
 
     rec = Recorder("second answer")
-    async with piagents.Runtime(home=str(home), model=FunctionModel(rec)) as rt:
+    async with piagents.Runtime(home=str(home), model=FunctionModel(rec), settings=stored) as rt:
         again = await rt.open_root(session=root.id)
         answer = await again.prompt("second question")
 
@@ -351,6 +367,32 @@ async def test_reopening_a_session_continues_its_history(home: Path, work: Path)
         ("assistant", "first answer"),
         ("user", "second question"),
     ]
+
+
+async def test_a_postgresql_store_holds_everything_and_the_home_no_store_file(
+    home: Path, work: Path, postgres_url: str
+) -> None:
+    settings = {"store": postgres_url}
+    async with piagents.Runtime(
+        home=home, model=FunctionModel(Recorder()), settings=settings
+    ) as rt:
+        root = await rt.open_root(cwd=work, name="lead")
+        await root.prompt("hello")
+        assert rt.store.location == location_of(postgres_url)
+
+    assert not (home / "store.db").exists()
+    store = PostgresStore(postgres_url)
+    try:
+        assert [s.name for s in store.list_sessions(roots_only=True)] == ["lead"]
+        assert store.lease_of(root.id) is None  # released when the runtime closed
+        assert [m.text for m in store.context_items(root.id)[0]] == ["hello", "the answer"]
+    finally:
+        store.close()
+
+
+async def test_a_store_setting_that_is_not_a_postgresql_url_stops_the_runtime(home: Path) -> None:
+    with pytest.raises(SettingsError, match="store: unknown store 'mysql'"):
+        piagents.Runtime(home=home, settings={"store": "mysql://db/agents"})
 
 
 async def test_opening_the_same_session_twice_in_one_runtime_gives_the_same_agent(
@@ -427,11 +469,16 @@ async def test_a_thinking_level_given_to_the_runtime_applies_to_a_reopened_sessi
 
 
 async def test_owned_agents_of_a_reopened_tree_run_on_the_runtimes_model(
-    home: Path, work: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    home: Path,
+    work: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    stored: dict[str, Any] | None,
 ) -> None:
     (tmp_path / "runtime_routes_owned.py").write_text("def r(call):\n    return 'from a'\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    async with piagents.Runtime(home=home, model="faux/runtime_routes_owned:r") as rt:
+    owned = "faux/runtime_routes_owned:r"
+    async with piagents.Runtime(home=home, model=owned, settings=stored) as rt:
         root = await rt.open_root(cwd=work)
         spawned = await root.call_tool(
             "agent", {"action": "spawn", "name": "w", "message": "first"}
@@ -441,7 +488,7 @@ async def test_owned_agents_of_a_reopened_tree_run_on_the_runtimes_model(
         assert "from a" in first.text
 
     rec = Recorder("from b")
-    async with piagents.Runtime(home=home, model=FunctionModel(rec, "b")) as rt:
+    async with piagents.Runtime(home=home, model=FunctionModel(rec, "b"), settings=stored) as rt:
         again = await rt.open_root(session=root.id)
         sent = await again.call_tool("agent", {"action": "send", "target": "w", "message": "more"})
         assert not sent.is_error, sent.text

@@ -29,6 +29,7 @@ from piagents.store.base import (
 from piagents.store.records import InputRecord, SessionRecord, new_id
 from piagents.store.sqlite import SQLiteStore
 from piagents.testing import FunctionModel, ModelCall, Reply, ToolCall
+from support import eventually
 
 LIMIT = 1 << 20
 
@@ -440,3 +441,55 @@ async def test_a_store_that_cannot_be_used_is_a_store_error_naming_it_and_left_a
             pass
 
     assert sorted(p.name for p in home.iterdir()) == before
+
+
+# ---- PostgreSQL: a connection the server drops ---------------------------------------
+
+
+def end_store_connections(url: str) -> list[int]:
+    """The server ends every pi-agents connection to the database at `url` (a restart,
+    a network cut); returns the ended server processes once they are gone."""
+    import psycopg
+
+    database = url.rsplit("/", 1)[1]
+    with psycopg.connect(url, autocommit=True) as db:
+        pids = [
+            r[0]
+            for r in db.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = %s "
+                "AND application_name = 'pi-agents'",
+                (database,),
+            ).fetchall()
+        ]
+        for pid in pids:
+            db.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        eventually(
+            lambda: (
+                not db.execute(
+                    "SELECT 1 FROM pg_stat_activity WHERE pid = ANY(%s)", (pids,)
+                ).fetchall()
+            ),
+            what="the store's connections to end",
+        )
+    return pids
+
+
+async def test_a_turn_whose_store_connection_is_dropped_mid_turn_commits_each_entry_once(
+    home: Path, work: Path, postgres_url: str
+) -> None:
+    dropped: list[int] = []
+
+    def route(call: ModelCall) -> str:
+        if not dropped:  # while the turn runs: its user message is committed already
+            dropped.extend(end_store_connections(postgres_url))
+        return f"answer {len(call.messages)}"
+
+    settings = {"store": postgres_url}
+    async with piagents.Runtime(home, model=FunctionModel(route), settings=settings) as rt:
+        root = await rt.open_root(cwd=work)
+        assert await root.prompt("first") == "answer 1"
+        assert await root.prompt("second") == "answer 3"  # the whole history, once
+        texts = [e.message.text for e in rt.store.entries(root.id) if hasattr(e, "message")]
+
+    assert dropped  # the connection did end mid-turn
+    assert texts == ["first", "answer 1", "second", "answer 3"]

@@ -28,6 +28,7 @@ from piagents.cli_session import (
     home_of,
     open_session,
     resolve_session,
+    store_settings,
 )
 from piagents.counted import counted
 
@@ -92,6 +93,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="which face of the agent tool the root gets",
     )
     p.add_argument("--home", help="runtime home (default: $PI_AGENTS_HOME or ~/.pi-agents)")
+    p.add_argument(
+        "--store",
+        metavar="URL",
+        help="keep everything in this PostgreSQL database (postgresql://user@host:port/db) "
+        "instead of the home's SQLite store",
+    )
     p.add_argument("--version", action="version", version=f"pi-agents {__version__}")
     return p
 
@@ -183,26 +190,39 @@ def _command(args_list: list[str]) -> int:
     return asyncio.run(_run(args, cli_input.prompt_text(args.messages, piped)))
 
 
-def _open_store_to_read(home: Path) -> Any:
-    """The home's store opened read-only (it works in a read-only home, and writes
-    nothing), or None when there is none yet."""
-    from piagents.store.base import StoreNotFound
-    from piagents.store.sqlite import SQLiteStore
+def _open_store_to_read(home: Path, url: str | None) -> Any:
+    """The store opened read-only (it works in a read-only home, and writes nothing),
+    or None when there is none yet: `--store`'s, else the home settings', else the
+    home's SQLite store."""
+    from piagents.config import read_settings_file
+    from piagents.store.base import StoreError, StoreNotFound
+    from piagents.store.selection import open_store
+    from piagents.store.url import checked_url
 
+    if url is not None:
+        store_settings(url)  # a bad URL is a usage error
+    else:  # only the store setting: the rest of the file does not matter here
+        path = home / "settings.json"
+        url, problem = checked_url(read_settings_file(path)[0].get("store"))
+        if problem is not None:
+            raise CliError(f"{path}: store: {problem}.")
     try:
-        return SQLiteStore(home / "store.db", read_only=True)
+        return open_store(home, url, read_only=True)
     except StoreNotFound:
         return None
+    except StoreError as exc:
+        raise CliError(str(exc)) from exc
 
 
 def _sessions(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="pi-agents sessions", description="List sessions.")
     p.add_argument("--home")
+    p.add_argument("--store", metavar="URL", help="the PostgreSQL store to read")
     p.add_argument("--all", action="store_true", help="include owned (non-root) sessions")
     args = p.parse_args(argv)
     import datetime
 
-    store = _open_store_to_read(home_of(args.home))
+    store = _open_store_to_read(home_of(args.home), args.store)
     if store is None:
         print("No sessions.")
         return EXIT_OK
@@ -246,11 +266,12 @@ def _export(argv: list[str]) -> int:
     p.add_argument("session", help="session id (or a unique prefix)")
     p.add_argument("-o", "--output", help="file to write (default: standard output)")
     p.add_argument("--home")
+    p.add_argument("--store", metavar="URL", help="the PostgreSQL store to read")
     args = p.parse_args(argv)
     from piagents.export import export_jsonl
     from piagents.store.base import SessionNotFound
 
-    store = _open_store_to_read(home_of(args.home))
+    store = _open_store_to_read(home_of(args.home), args.store)
     if store is None:
         raise CliError(f"No session matches {args.session!r}: there are no sessions yet.")
     try:
@@ -336,6 +357,7 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
             system_prompt=args.system_prompt,
             append_system_prompt=args.append_system_prompt,
             program_only=args.program_only,
+            settings=store_settings(args.store),
         )
     except ValueError as exc:
         raise CliError(str(exc), EXIT_USAGE) from exc

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from piagents.agent import Agent
-from piagents.cli_session import EXIT_USAGE, CliError, home_of, open_session
+from piagents.cli_session import EXIT_USAGE, CliError, home_of, open_session, store_settings
 from piagents.hosting import RuntimeHost
 from piagents.runtime import Runtime
 from piagents.tui.launch import run_app
@@ -37,6 +37,7 @@ async def run_interactive(args: argparse.Namespace) -> int:
             system_prompt=args.system_prompt,
             append_system_prompt=args.append_system_prompt,
             program_only=args.program_only,
+            settings=store_settings(args.store),
         )
     except ValueError as exc:
         raise CliError(str(exc), EXIT_USAGE) from exc

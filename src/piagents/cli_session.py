@@ -28,6 +28,18 @@ def home_of(value: str | None) -> Path:
     return Path(value).expanduser() if value else default_home()
 
 
+def store_settings(url: str | None) -> dict[str, Any] | None:
+    """The settings `--store URL` stands for (a bad URL is refused as a usage error)."""
+    if url is None:
+        return None
+    from piagents.store.url import url_problem
+
+    problem = url_problem(url)
+    if problem is not None:
+        raise CliError(f"--store: {problem}", EXIT_USAGE)
+    return {"store": url}
+
+
 def resolve_session(store: Any, text: str) -> str:
     if store.get_session(text) is not None:
         return text

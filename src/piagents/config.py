@@ -20,6 +20,7 @@ from piagents.ai.models import THINKING_LEVELS, ThinkingLevel
 from piagents.ai.retry import RetryPolicy
 from piagents.harness.loop_guard import DEFAULT_MAX_MODEL_CALLS
 from piagents.regular_file import FileTooLarge, NotARegularFile, read_regular_file
+from piagents.store.url import checked_url
 
 ProviderApi = Literal["openai-completions", "openai-responses", "anthropic-messages"]
 PROVIDER_APIS = ("openai-completions", "openai-responses", "anthropic-messages")
@@ -101,6 +102,7 @@ class Settings:
     agents: AgentsSettings = AgentsSettings()
     # Tool names offered by default; `+name` adds an optional tool (`program`) to them.
     default_tools: tuple[str, ...] = ()
+    store: str | None = None  # `postgresql://...`: that store; None: the home's SQLite
     warnings: tuple[str, ...] = ()
     errors: tuple[str, ...] = ()  # each names its file and key; see SettingsError
 
@@ -209,6 +211,7 @@ TOP_KEYS = {
     "steeringMode",
     "followUpMode",
     "pi-agents",
+    "store",
 }
 
 
@@ -273,6 +276,10 @@ def parse_settings(raw: Mapping[str, Any], source: str = "settings") -> Settings
         r.positive_int(comp_raw, "keepRecentTokens", 20_000, "compaction.keepRecentTokens"),
     )
 
+    # An invalid store URL is an error, not a warning: another store would be opened.
+    store, problem = checked_url(raw.get("store"))
+    if problem is not None:
+        r.fail("store", problem)
     return Settings(
         default_model=default_model,
         default_thinking=thinking,
@@ -293,6 +300,7 @@ def parse_settings(raw: Mapping[str, Any], source: str = "settings") -> Settings
         ),
         agents=_agents(r, r.section(raw, "pi-agents")),
         default_tools=_default_tools(r, raw),
+        store=store,
         warnings=tuple(r.warnings),
         errors=tuple(r.errors),
     )

@@ -36,7 +36,7 @@ from piagents.programs.texts import CALLER_OFFLINE, RUNTIME_CLOSED
 from piagents.store import lease
 from piagents.store.base import LeaseHolder, SessionNotFound, Store, StoreError
 from piagents.store.records import GenerationPlacement, SessionRecord
-from piagents.store.sqlite import SQLiteStore
+from piagents.store.selection import open_store
 from piagents.store.sqlite_errors import home_error
 from piagents.supervision import briefing
 from piagents.tool_choice import ToolChoice, choose_tools
@@ -180,7 +180,7 @@ class Runtime:
 
     async def __aenter__(self) -> Runtime:
         if self._store is None:
-            self._store = SQLiteStore(self.home / "store.db")
+            self._store = open_store(self.home, self.settings.store)
         self._store = publishing(self._store, self.event_hub)  # events: commits announced
         self.holder = lease.new_holder()
         self._tg = asyncio.TaskGroup()

@@ -14,11 +14,11 @@ from pathlib import Path
 from piagents.config import default_home
 
 
-async def serve(home: Path, session_id: str) -> int:
+async def serve(home: Path, session_id: str, store: str | None = None) -> int:
     from piagents.runtime import Runtime
     from piagents.store.base import SessionInUse
 
-    runtime = Runtime(home)
+    runtime = Runtime(home, settings={"store": store} if store else None)
     runtime.wake_in_process = False
     async with runtime:
         try:
@@ -38,15 +38,15 @@ async def serve(home: Path, session_id: str) -> int:
             await runtime.mailbox.close()  # no new wake-ups: what comes now waits in the store
     # Closed and released: anything that arrived meanwhile gets a new server.
     from piagents.agents.delivery import waiting_for
-    from piagents.store.sqlite import SQLiteStore
+    from piagents.store.selection import open_store
 
-    store = SQLiteStore(home / "store.db")
+    opened = open_store(home, runtime.settings.store)
     try:
-        waiting = waiting_for(store, session_id)
+        waiting = waiting_for(opened, session_id)
     finally:
-        store.close()
+        opened.close()
     if waiting:
-        return await serve(home, session_id)
+        return await serve(home, session_id, store)
     return 0
 
 
@@ -54,6 +54,7 @@ def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="pi-agents serve", description=__doc__)
     p.add_argument("--session", required=True)
     p.add_argument("--home")
+    p.add_argument("--store", help="the store's postgresql:// URL (default: the home's)")
     args = p.parse_args(argv)
     home = Path(args.home).expanduser() if args.home else default_home()
-    return asyncio.run(serve(home, args.session))
+    return asyncio.run(serve(home, args.session, args.store))

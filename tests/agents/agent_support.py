@@ -4,8 +4,11 @@ import piagents
 from piagents.testing import FunctionModel, Reply, ToolCall
 
 
-def runtime(home, script, wait_clock=None, **agents_settings):
+def runtime(home, script, wait_clock=None, store=None, **agents_settings):
+    """A runtime of `home` on `script`'s model; on the PostgreSQL database `store`, if given."""
     settings = {"pi-agents": agents_settings} if agents_settings else None
+    if store is not None:
+        settings = {**(settings or {}), "store": store}
     return piagents.Runtime(
         home=home, model=FunctionModel(script), settings=settings, wait_clock=wait_clock
     )

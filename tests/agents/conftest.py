@@ -28,3 +28,12 @@ class Script:
 @pytest.fixture
 def script():
     return Script()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_url(request):
+    """None (the home's SQLite store) or a PostgreSQL database's URL: a scenario that
+    takes it runs on both stores."""
+    if request.param == "sqlite":
+        return None
+    return request.getfixturevalue("postgres_url")

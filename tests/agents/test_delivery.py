@@ -51,7 +51,9 @@ async def test_an_offline_root_gets_a_serve_process_when_the_runtime_does_not_wa
     home, work, script, monkeypatch
 ):
     served = []
-    monkeypatch.setattr(delivery, "serve_offline_root", lambda h, sid: served.append(sid))
+    monkeypatch.setattr(
+        delivery, "serve_offline_root", lambda h, sid, store=None: served.append(sid)
+    )
     async with runtime(home, script) as rt:
         sid = (await rt.open_root(cwd=work, name="sleeper")).id
     async with runtime(home, script) as rt:

@@ -102,7 +102,12 @@ async def test_an_input_to_an_offline_root_from_the_sdk_is_served_in_the_senders
         proc.wait(timeout=20)
 
 
-def test_the_command_line_wakes_an_offline_root_in_a_background_process(home, work, tmp_path):
+def test_the_command_line_wakes_an_offline_root_in_a_background_process(
+    home, work, tmp_path, store_url
+):
+    # On PostgreSQL (`--store`), the background `pi-agents serve` is given the same store.
+    settings = {"store": store_url} if store_url else None
+    store_flag = ["--store", store_url] if store_url else []
     log = tmp_path / "carol.log"
     env = {
         **os.environ,
@@ -112,7 +117,8 @@ def test_the_command_line_wakes_an_offline_root_in_a_background_process(home, wo
     code = (
         "import asyncio, piagents\n"
         "async def main():\n"
-        f"    rt = piagents.Runtime(home={str(home)!r}, model='faux/peer_process:scripted')\n"
+        f"    rt = piagents.Runtime(home={str(home)!r}, model='faux/peer_process:scripted',\n"
+        f"                          settings={settings!r})\n"
         "    async with rt:\n"
         f"        r = await rt.open_root(cwd={str(work)!r}, name='carol')\n"
         "        print(r.id)\n"
@@ -138,6 +144,7 @@ def test_the_command_line_wakes_an_offline_root_in_a_background_process(home, wo
             "piagents.cli",
             "--home",
             str(home),
+            *store_flag,
             "--model",
             "faux/sender:route",
             "-p",
@@ -157,6 +164,7 @@ def test_the_command_line_wakes_an_offline_root_in_a_background_process(home, wo
         await until(lambda: log.exists() and "from the cli" in log.read_text(), timeout=30)
 
     asyncio.run(wait_for_log())
+    assert (home / "store.db").exists() == (store_url is None)
 
 
 async def test_a_crash_loses_no_committed_entry_and_leaves_no_input_unsettled(home, work, tmp_path):

@@ -29,11 +29,11 @@ def stuck_until(release):
     return stuck
 
 
-async def test_inputs_beyond_the_slots_queue_and_start_as_slots_free(home, work, script):
+async def test_inputs_beyond_the_slots_queue_and_start_as_slots_free(home, work, script, store_url):
     gate = Gate()
     script.on("*", gate.handler)
     script.on(None, lambda call: "root turn")
-    async with runtime(home, script, maxConcurrent=2, maxOutstanding=8) as rt:
+    async with runtime(home, script, maxConcurrent=2, maxOutstanding=8, store=store_url) as rt:
         root = await rt.open_root(cwd=work)
         a = await spawn(root, "a")
         b = await spawn(root, "b")
@@ -172,7 +172,7 @@ async def test_a_turn_that_does_not_stop_is_abandoned_after_the_abort_timeout(ho
         release.set()
 
 
-async def test_an_owner_not_waiting_gets_a_notification_as_a_steer(home, work, script):
+async def test_an_owner_not_waiting_gets_a_notification_as_a_steer(home, work, script, store_url):
     root_inputs = []
     script.on("w", lambda call: "done!")
 
@@ -181,7 +181,7 @@ async def test_an_owner_not_waiting_gets_a_notification_as_a_steer(home, work, s
         return "noted"
 
     script.on(None, root_handler)
-    async with runtime(home, script) as rt:
+    async with runtime(home, script, store=store_url) as rt:
         root = await rt.open_root(cwd=work)
         wid = (await spawn(root, "w")).details["id"]
         await until(lambda: root_inputs)
@@ -397,9 +397,11 @@ async def test_wait_and_abort_check_ownership(home, work, script):
         assert res.is_error and res.text == f"b ({b[:8]}) is not owned by the caller."
 
 
-async def test_list_shows_visible_agents_with_state_and_latest_request(home, work, script):
+async def test_list_shows_visible_agents_with_state_and_latest_request(
+    home, work, script, store_url
+):
     script.on("*", lambda call: "ok")
-    async with runtime(home, script) as rt:
+    async with runtime(home, script, store=store_url) as rt:
         root = await rt.open_root(cwd=work)
         a = (await spawn(root, "a", "build the parser")).details["id"]
         await root.call_tool("agent", {"action": "wait", "timeout": 10})
@@ -415,9 +417,9 @@ async def test_list_shows_visible_agents_with_state_and_latest_request(home, wor
         assert none.text == "No matching Agents."
 
 
-async def test_list_query_matches_user_messages_and_pages(home, work, script):
+async def test_list_query_matches_user_messages_and_pages(home, work, script, store_url):
     script.on("*", lambda call: "ok")
-    async with runtime(home, script) as rt:
+    async with runtime(home, script, store=store_url) as rt:
         root = await rt.open_root(cwd=work)
         for i in range(5):
             await spawn(root, f"w{i}", f"task number {i} about {'cats' if i % 2 else 'dogs'}")
@@ -432,16 +434,16 @@ async def test_list_query_matches_user_messages_and_pages(home, work, script):
 
 
 async def test_restarting_the_runtime_brings_agents_back_idle_with_unread_results(
-    home, work, script
+    home, work, script, store_url
 ):
     script.on("*", lambda call: "kept result")
     script.on(None, lambda call: "root turn")
-    async with runtime(home, script) as rt:
+    async with runtime(home, script, store=store_url) as rt:
         root = await rt.open_root(cwd=work)
         root_id = root.id
         a = (await spawn(root, "a")).details["id"]
         await until(lambda: rt.coordinator.state_of(a) == "idle")
-    async with runtime(home, script) as rt:
+    async with runtime(home, script, store=store_url) as rt:
         root = await rt.open_root(session=root_id)
         listed = await root.call_tool("agent", {"action": "list"})
         assert listed.details["agents"][0]["state"] == "idle"

@@ -103,6 +103,11 @@ class Cli:
 
 @pytest.fixture
 def cli(tmp_path: Path) -> Cli:
+    return new_cli(tmp_path)
+
+
+def new_cli(tmp_path: Path) -> Cli:
+    """The command with a home and a working directory of its own under `tmp_path`."""
     home, cwd = tmp_path / "home", tmp_path / "work"
     cwd.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")}

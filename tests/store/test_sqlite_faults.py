@@ -275,20 +275,6 @@ def test_a_store_of_a_newer_schema_is_refused_before_anything_is_written(path: P
     assert sorted(p.name for p in path.parent.iterdir()) == ["store.db"]
 
 
-def test_two_stores_on_one_file_append_to_one_session_in_turn(path: Path) -> None:
-    first, second = SQLiteStore(path), SQLiteStore(path)
-    first.create_session(SessionRecord(id="s", cwd="/"))
-    entries = [MessageEntry(UserMessage.of(f"m{i}")) for i in range(3)]
-
-    first.append("s", [entries[0]])
-    second.append("s", [entries[1]])  # another process continued the session
-    first.append("s", [entries[2]])
-
-    assert first.entries("s") == entries
-    first.close()
-    second.close()
-
-
 def test_a_store_of_an_earlier_schema_opened_read_only_is_upgraded_then_read(path: Path) -> None:
     db = sqlite3.connect(path)
     db.executescript(

@@ -102,12 +102,20 @@ async def delegate(lead: Agent, task: str, workers: list[int], **fields: Any) ->
 
 
 @pytest.fixture
-async def lead_rt(home: Path, work: Path) -> AsyncIterator[tuple[piagents.Runtime, Agent]]:
-    async with piagents.Runtime(home, model=MODEL, settings=_settings()) as rt:
+async def lead_rt(
+    home: Path, work: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[tuple[piagents.Runtime, Agent]]:
+    """A lead whose managed agents run in processes; on the home's SQLite store, or on
+    a PostgreSQL database when the test asks for `postgres` (indirect parameter)."""
+    settings = _settings()
+    if getattr(request, "param", "sqlite") == "postgres":
+        settings["store"] = request.getfixturevalue("postgres_url")
+    async with piagents.Runtime(home, model=MODEL, settings=settings) as rt:
         lead = await rt.open_root(cwd=work)
         yield rt, lead
 
 
+@pytest.mark.parametrize("lead_rt", ["sqlite", "postgres"], indirect=True)
 async def test_delegate_in_a_process_returns_its_startup_evidence_and_the_result_once(
     lead_rt: tuple[piagents.Runtime, Agent], workers: list[int]
 ) -> None:
@@ -155,6 +163,7 @@ def listed(details: dict[str, Any], label: str) -> dict[str, Any]:
     return next(a for a in details["agents"] if a["agent"] == label)
 
 
+@pytest.mark.parametrize("lead_rt", ["sqlite", "postgres"], indirect=True)
 async def test_steer_reaches_the_worker_at_its_next_boundary(
     lead_rt: tuple[piagents.Runtime, Agent], workers: list[int]
 ) -> None:
@@ -190,6 +199,7 @@ async def test_interrupt_cancels_the_workers_operation_and_keeps_the_assignment(
     await delivered_once(rt, lead, request)
 
 
+@pytest.mark.parametrize("lead_rt", ["sqlite", "postgres"], indirect=True)
 async def test_ask_owner_from_a_worker_blocks_until_the_leads_reply(
     lead_rt: tuple[piagents.Runtime, Agent], workers: list[int]
 ) -> None:

@@ -256,7 +256,7 @@ class Delivery:
         if root is None:
             return "stored"
         if not self.ports.wake.in_process:
-            serve_offline_root(self.ports.home, root_id)
+            serve_offline_root(self.ports.home, root_id, self.ports.settings().store)
             return "serve"
         with contextlib.suppress(SessionInUse, AgentCallError):
             await self.ports.loader.wake(root)
@@ -336,9 +336,10 @@ def waiting_for(store: Store, session_id: str) -> bool:
     return bool(store.inputs(recipient_ids=[session_id], delivered=False))
 
 
-def serve_offline_root(home: Path, session_id: str) -> None:
+def serve_offline_root(home: Path, session_id: str, store: str | None = None) -> None:
     """Start a `pi-agents serve` process for an offline root with inputs waiting: it
-    takes them from the store and exits once the root is idle."""
+    takes them from the store (`store`'s URL, or the home's) and exits once the root
+    is idle."""
     subprocess.Popen(
         [
             sys.executable,
@@ -349,6 +350,7 @@ def serve_offline_root(home: Path, session_id: str) -> None:
             str(home),
             "--session",
             session_id,
+            *(("--store", store) if store else ()),
         ],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,

@@ -9,6 +9,10 @@ Its public names, each imported on first use from the module that defines it:
   each concern in a module of its own (`sqlite_open`, `sqlite_sessions`,
   `sqlite_entries`, `sqlite_inputs`, `sqlite_search`, `sqlite_leases`,
   `sqlite_generations`).
+- `PostgresStore` (`postgres`): the same store in a PostgreSQL database, along the
+  same seams (`postgres_*`), for homes beyond one machine; it needs psycopg.
+- `open_store` (`selection`): the store a home uses, SQLite unless a
+  `postgresql://` URL is given (checked by `url`).
 - `SessionRecord`, `Entry`, `InputRecord`, `GenerationRecord` (`records`): the
   frozen records it keeps.
 """
@@ -20,19 +24,23 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from piagents.store.base import SessionInUse, SessionNotFound, Store, StoreError
+    from piagents.store.postgres import PostgresStore
     from piagents.store.records import Entry, GenerationRecord, InputRecord, SessionRecord
+    from piagents.store.selection import open_store
     from piagents.store.sqlite import SQLiteStore
 
 __all__ = [
     "Entry",
     "GenerationRecord",
     "InputRecord",
+    "PostgresStore",
     "SQLiteStore",
     "SessionInUse",
     "SessionNotFound",
     "SessionRecord",
     "Store",
     "StoreError",
+    "open_store",
 ]
 
 _DEFINED_IN = {
@@ -45,6 +53,8 @@ _DEFINED_IN = {
     "InputRecord": "records",
     "SessionRecord": "records",
     "SQLiteStore": "sqlite",
+    "PostgresStore": "postgres",
+    "open_store": "selection",
 }
 
 

@@ -3,26 +3,16 @@ first by caller, and stopped when the process that ran them is gone."""
 
 from __future__ import annotations
 
-import sqlite3
 import uuid
-from pathlib import Path
 
 import msgspec
 import pytest
 
-from piagents.store.base import StoreDamaged
+from piagents.store.base import Store, StoreDamaged
 from piagents.store.records import ProgramRecord, SessionRecord, new_id, new_program_id
-from piagents.store.sqlite import SQLiteStore
 
 
-@pytest.fixture
-def store(tmp_path: Path):  # type: ignore[no-untyped-def]
-    s = SQLiteStore(tmp_path / "store.db")
-    yield s
-    s.close()
-
-
-def caller(store: SQLiteStore) -> str:
+def caller(store: Store) -> str:
     record = SessionRecord(id=new_id(), cwd="/", name=None)
     store.create_session(record)
     return record.id
@@ -42,7 +32,7 @@ def test_program_ids_are_uuid7_and_sort_by_creation() -> None:
     assert len(set(ids)) == 200
 
 
-def test_a_program_is_added_running_and_ends_once(store: SQLiteStore) -> None:
+def test_a_program_is_added_running_and_ends_once(store: Store) -> None:
     me = caller(store)
     p = program(me, background=True, timeout=5.0)
     store.add_program(p)
@@ -55,7 +45,7 @@ def test_a_program_is_added_running_and_ends_once(store: SQLiteStore) -> None:
     assert store.program_values(me) == {"count": "3"}
 
 
-def test_a_program_is_only_added_running_and_only_ended_not_running(store: SQLiteStore) -> None:
+def test_a_program_is_only_added_running_and_only_ended_not_running(store: Store) -> None:
     me = caller(store)
     with pytest.raises(ValueError):
         store.add_program(program(me, state="completed"))
@@ -65,7 +55,7 @@ def test_a_program_is_only_added_running_and_only_ended_not_running(store: SQLit
         store.end_program(p)
 
 
-def test_later_values_replace_earlier_ones_of_the_same_caller_only(store: SQLiteStore) -> None:
+def test_later_values_replace_earlier_ones_of_the_same_caller_only(store: Store) -> None:
     me, other = caller(store), caller(store)
     for who, values in ((me, {"a": "1", "b": "2"}), (me, {"a": "10"}), (other, {"a": "x"})):
         p = program(who)
@@ -75,7 +65,7 @@ def test_later_values_replace_earlier_ones_of_the_same_caller_only(store: SQLite
     assert store.program_values(other) == {"a": "x"}
 
 
-def test_a_callers_programs_newest_first_by_state_and_prefix(store: SQLiteStore) -> None:
+def test_a_callers_programs_newest_first_by_state_and_prefix(store: Store) -> None:
     me, other = caller(store), caller(store)
     made = [program(me, code=f"return {i}") for i in range(5)]
     for p in made:
@@ -91,7 +81,7 @@ def test_a_callers_programs_newest_first_by_state_and_prefix(store: SQLiteStore)
     assert store.programs(me, id_prefix="%") == []
 
 
-def test_a_callers_scripts_and_scopes_are_read_apart_or_together(store: SQLiteStore) -> None:
+def test_a_callers_scripts_and_scopes_are_read_apart_or_together(store: Store) -> None:
     me = caller(store)
     script, scope = program(me), program(me, code="", kind="scope")
     later_script = program(me)
@@ -110,40 +100,7 @@ def test_a_callers_scripts_and_scopes_are_read_apart_or_together(store: SQLiteSt
     }
 
 
-def test_programs_of_a_store_from_before_scopes_are_upgraded_and_read_as_scripts(
-    tmp_path: Path,
-) -> None:
-    path = tmp_path / "store.db"
-    first = SQLiteStore(path)
-    me = caller(first)
-    old = program(me)
-    first.close()
-    db = sqlite3.connect(path)  # the programs table as it was, with a body without `kind`
-    db.executescript(
-        "DROP TABLE programs; CREATE TABLE programs (id TEXT PRIMARY KEY,"
-        " caller_id TEXT NOT NULL, root_id TEXT NOT NULL, state TEXT NOT NULL,"
-        " returned INTEGER NOT NULL DEFAULT 0, body BLOB NOT NULL);"
-    )
-    body = msgspec.json.encode({"id": old.id, "callerId": me, "rootId": me, "code": "return 1"})
-    db.execute(
-        "INSERT INTO programs (id, caller_id, root_id, state, body) VALUES (?,?,?,?,?)",
-        (old.id, me, me, "running", body),
-    )
-    db.commit()
-    db.close()
-    again = SQLiteStore(path)
-    try:
-        assert again.get_program(old.id) == old
-        assert [p.id for p in again.programs(me, kind="script")] == [old.id]
-        assert again.programs(me, kind="scope") == []
-        scope = program(me, code="", kind="scope")
-        again.add_program(scope)
-        assert [p.kind for p in again.programs(me)] == ["scope", "script"]
-    finally:
-        again.close()
-
-
-def test_results_given_to_the_caller_are_marked_returned(store: SQLiteStore) -> None:
+def test_results_given_to_the_caller_are_marked_returned(store: Store) -> None:
     me = caller(store)
     running, ended = program(me), program(me)
     store.add_program(running)
@@ -155,33 +112,30 @@ def test_results_given_to_the_caller_are_marked_returned(store: SQLiteStore) -> 
     assert got is not None and got.returned and got.result == "r"
 
 
-def test_programs_left_running_by_a_process_that_died_reopen_stopped(tmp_path: Path) -> None:
-    first = SQLiteStore(tmp_path / "store.db")
+def test_programs_left_running_by_a_process_that_died_reopen_stopped(backend) -> None:
+    first = backend.open()
     me = caller(first)
     left, done = program(me), program(me)
     first.add_program(left)
     first.add_program(done)
     first.end_program(msgspec.structs.replace(done, state="completed"))
     first.close()  # as a killed process leaves it: `left` still says running
-    again = SQLiteStore(tmp_path / "store.db")
-    try:
-        stopped = again.stop_running_programs(me, "the process running it ended", 42)
-        assert [p.id for p in stopped] == [left.id]
-        got = again.get_program(left.id)
-        assert got is not None and got.state == "stopped"
-        assert got.reason == "the process running it ended" and got.ended == 42
-        assert again.count_programs(me, state="running") == 0
-        done_now = again.get_program(done.id)
-        assert done_now is not None and done_now.state == "completed"
-    finally:
-        again.close()
+    again = backend.open()
+    stopped = again.stop_running_programs(me, "the process running it ended", 42)
+    assert [p.id for p in stopped] == [left.id]
+    got = again.get_program(left.id)
+    assert got is not None and got.state == "stopped"
+    assert got.reason == "the process running it ended" and got.ended == 42
+    assert again.count_programs(me, state="running") == 0
+    done_now = again.get_program(done.id)
+    assert done_now is not None and done_now.state == "completed"
 
 
-def test_a_program_record_changed_from_outside_is_reported_as_damage(store: SQLiteStore) -> None:
+def test_a_program_record_changed_from_outside_is_reported_as_damage(store: Store, backend) -> None:
     me = caller(store)
     p = program(me)
     store.add_program(p)
     body = msgspec.json.encode(p).replace(b'"running"', b'"exploded"')
-    store._db.execute("UPDATE programs SET body = ? WHERE id = ?", (body, p.id))
+    backend.sql("UPDATE programs SET body = ? WHERE id = ?", body, p.id)
     with pytest.raises(StoreDamaged, match="not valid"):
         store.get_program(p.id)

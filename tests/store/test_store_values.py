@@ -6,16 +6,13 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
-from collections.abc import Iterator
-from pathlib import Path
 from typing import get_args
 
 import msgspec
 import pytest
 
 from piagents.ai.models import ThinkingLevel
-from piagents.store.base import StoreDamaged
+from piagents.store.base import Store, StoreDamaged
 from piagents.store.records import (
     GenerationKind,
     GenerationOutcome,
@@ -28,25 +25,6 @@ from piagents.store.records import (
     InputStatus,
     SessionRecord,
 )
-from piagents.store.sqlite import SQLiteStore
-
-
-@pytest.fixture
-def path(tmp_path: Path) -> Path:
-    return tmp_path / "store.db"
-
-
-@pytest.fixture
-def store(path: Path) -> Iterator[SQLiteStore]:
-    s = SQLiteStore(path)
-    yield s
-    s.close()
-
-
-def change(path: Path, sql: str, *args: object) -> None:
-    """Change the database as another program would, behind the store's back."""
-    with sqlite3.connect(path) as db:
-        db.execute(sql, args)
 
 
 def an_input(i: str = "i1", **changes: object) -> InputRecord:
@@ -79,12 +57,12 @@ def a_generation(**changes: object) -> GenerationRecord:
     return GenerationRecord(**fields)  # type: ignore[arg-type]
 
 
-def damaged(path: Path, *parts: str) -> str:
-    return re.escape(f"{path} is damaged (") + ".*".join(re.escape(p) for p in parts)
+def damaged(location: str, *parts: str) -> str:
+    return re.escape(f"{location} is damaged (") + ".*".join(re.escape(p) for p in parts)
 
 
 @pytest.mark.parametrize("level", get_args(ThinkingLevel))
-def test_every_thinking_level_round_trips(store: SQLiteStore, level: ThinkingLevel) -> None:
+def test_every_thinking_level_round_trips(store: Store, level: ThinkingLevel) -> None:
     record = SessionRecord(id="s", cwd="/", thinking=level)
     store.create_session(record)
     assert store.get_session("s") == record
@@ -92,13 +70,15 @@ def test_every_thinking_level_round_trips(store: SQLiteStore, level: ThinkingLev
 
 
 def test_a_session_with_an_unknown_thinking_level_is_damage_named_by_its_id(
-    store: SQLiteStore, path: Path
+    store: Store, backend
 ) -> None:
     store.create_session(SessionRecord(id="s", cwd="/"))
     store.create_session(SessionRecord(id="ok", cwd="/"))
-    change(path, "UPDATE sessions SET thinking = 'huge' WHERE id = 's'")
+    backend.sql("UPDATE sessions SET thinking = 'huge' WHERE id = 's'")
 
-    expected = damaged(path, "session s has the thinking level 'huge'", "'off', 'minimal'")
+    expected = damaged(
+        backend.location, "session s has the thinking level 'huge'", "'off', 'minimal'"
+    )
     with pytest.raises(StoreDamaged, match=expected):
         store.get_session("s")
     with pytest.raises(StoreDamaged, match=expected):
@@ -117,7 +97,7 @@ def test_a_session_with_an_unknown_thinking_level_is_damage_named_by_its_id(
     ],
 )
 def test_every_kind_delivery_and_status_of_an_input_round_trips(
-    store: SQLiteStore, kind: InputKind, delivery: InputDelivery, status: InputStatus
+    store: Store, kind: InputKind, delivery: InputDelivery, status: InputStatus
 ) -> None:
     added = store.add_input(an_input(kind=kind, delivery=delivery, status=status))
     assert store.inputs() == [added]
@@ -128,12 +108,12 @@ def test_every_kind_delivery_and_status_of_an_input_round_trips(
     [("kind", "the kind"), ("delivery", "the delivery"), ("status", "the status")],
 )
 def test_an_input_with_an_unknown_value_is_damage_wherever_it_is_read(
-    store: SQLiteStore, path: Path, column: str, what: str
+    store: Store, backend, column: str, what: str
 ) -> None:
     store.add_input(an_input("i1", delivered=False))
-    change(path, f"UPDATE inputs SET {column} = 'sideways' WHERE id = 'i1'")
+    backend.sql(f"UPDATE inputs SET {column} = 'sideways' WHERE id = 'i1'")
 
-    expected = damaged(path, f"input i1 has {what} 'sideways', which is not one of")
+    expected = damaged(backend.location, f"input i1 has {what} 'sideways', which is not one of")
     with pytest.raises(StoreDamaged, match=expected):
         store.inputs()
     with pytest.raises(StoreDamaged, match=expected):
@@ -143,12 +123,12 @@ def test_an_input_with_an_unknown_value_is_damage_wherever_it_is_read(
             store.end_inputs(["i1"], "completed", "done", ended=5)
 
 
-def test_a_row_the_store_refuses_to_read_is_left_as_it_was(store: SQLiteStore, path: Path) -> None:
+def test_a_row_the_store_refuses_to_read_is_left_as_it_was(store: Store, backend) -> None:
     store.create_session(SessionRecord(id="s", cwd="/", name="before"))
     store.add_input(an_input("i1", delivered=False))
     store.add_input(an_input("i2"))
-    change(path, "UPDATE inputs SET kind = 'sideways'")
-    change(path, "UPDATE sessions SET thinking = 'huge'")
+    backend.sql("UPDATE inputs SET kind = 'sideways'")
+    backend.sql("UPDATE sessions SET thinking = 'huge'")
 
     with pytest.raises(StoreDamaged):
         store.take_undelivered(["s"])
@@ -156,12 +136,11 @@ def test_a_row_the_store_refuses_to_read_is_left_as_it_was(store: SQLiteStore, p
         store.end_inputs(["i2"], "completed", "done")
     with pytest.raises(StoreDamaged):
         store.update_session("s", name="after")
-    with sqlite3.connect(path) as db:
-        assert db.execute("SELECT id, delivered, status FROM inputs ORDER BY seq").fetchall() == [
-            ("i1", 0, "outstanding"),
-            ("i2", 1, "outstanding"),
-        ]
-        assert db.execute("SELECT name FROM sessions").fetchall() == [("before",)]
+    assert backend.rows("SELECT id, delivered, status FROM inputs ORDER BY seq") == [
+        ("i1", 0, "outstanding"),
+        ("i2", 1, "outstanding"),
+    ]
+    assert backend.rows("SELECT name FROM sessions") == [("before",)]
 
 
 @pytest.mark.parametrize(
@@ -174,7 +153,7 @@ def test_a_row_the_store_refuses_to_read_is_left_as_it_was(store: SQLiteStore, p
     ],
 )
 def test_every_placement_kind_state_and_outcome_of_a_generation_round_trips(
-    store: SQLiteStore, changes: dict[str, str]
+    store: Store, changes: dict[str, str]
 ) -> None:
     g = a_generation(**changes)
     store.add_generation(g)
@@ -183,15 +162,13 @@ def test_every_placement_kind_state_and_outcome_of_a_generation_round_trips(
 
 
 @pytest.mark.parametrize("field", ["placement", "kind", "state", "outcome"])
-def test_a_generation_with_an_unknown_value_is_damage(
-    store: SQLiteStore, path: Path, field: str
-) -> None:
+def test_a_generation_with_an_unknown_value_is_damage(store: Store, backend, field: str) -> None:
     store.add_generation(a_generation())
     body = json.loads(msgspec.json.encode(a_generation()))
     body[field] = "sideways"
-    change(path, "UPDATE generations SET body = ? WHERE id = 'g1'", json.dumps(body).encode())
+    backend.sql("UPDATE generations SET body = ? WHERE id = 'g1'", json.dumps(body).encode())
 
-    expected = damaged(path, "a generation record is not valid", f"$.{field}")
+    expected = damaged(backend.location, "a generation record is not valid", f"$.{field}")
     with pytest.raises(StoreDamaged, match=expected):
         store.get_generation("g1")
     with pytest.raises(StoreDamaged, match=expected):
@@ -199,10 +176,10 @@ def test_a_generation_with_an_unknown_value_is_damage(
 
 
 def test_a_generation_record_that_is_not_json_stays_an_unreadable_record(
-    store: SQLiteStore, path: Path
+    store: Store, backend
 ) -> None:
     store.add_generation(a_generation())
-    change(path, "UPDATE generations SET body = x'00ff' WHERE id = 'g1'")
+    backend.sql("UPDATE generations SET body = ? WHERE id = 'g1'", b"\x00\xff")
     with pytest.raises(Exception, match="an unreadable generation record") as raised:
         store.get_generation("g1")
     assert not isinstance(raised.value, StoreDamaged)

@@ -1,0 +1,247 @@
+"""The PostgreSQL store's one connection: its lock, its write transactions (a batch's
+calls as savepoints of one), its reads, and what happens when the server drops it.
+
+A dropped connection is made again and the operation retried when that cannot
+apply it twice: a read; a write whose transaction never reached COMMIT (nothing of
+it was saved); a write whose COMMIT got no answer only when it is idempotent, or
+once a check on the new connection found it unsaved (found saved, its result is
+what the check read). Every write of the store is one or the other; a batch is
+neither, and fails saying it may have been saved.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, Final, TypeVar
+
+import psycopg
+
+from piagents.store import postgres_errors as errors
+from piagents.store.base import StoreError
+
+T = TypeVar("T")
+Db = psycopg.Connection[Any]
+
+ATTEMPTS = 3  # tries of an operation whose connection was lost
+RECONNECT_WAITS = (0.0, 0.1, 0.5, 1.5)  # before each try of a new connection
+
+
+class _NotSaved:
+    pass
+
+
+NOT_SAVED: Final = _NotSaved()
+"""What a write's `verify` returns when the write is not in the store."""
+
+Verify = Callable[[Db], Any]
+
+
+class Connection:
+    """A connection to the store's database, made again when the server drops it."""
+
+    def __init__(self, location: str, connect: Callable[[], Db]) -> None:
+        self.location = location
+        self._connect = connect
+        self.db: Db = connect()
+        self._lock = threading.RLock()
+        self._depth = 0  # transactions open on the thread holding the lock
+        self._batch_lost = False
+        self._closed = False
+
+    def error(self, exc: psycopg.Error) -> StoreError:
+        return errors.translate(self.location, exc)
+
+    # ---- the connection itself ---------------------------------------------------
+
+    def _ensure(self) -> None:
+        """A working connection: the one there is, or a new one if it was lost."""
+        if not (self.db.broken or self.db.closed):
+            return
+        if self._closed:
+            raise StoreError(f"{self.location}: the store was closed.")
+        with contextlib.suppress(psycopg.Error):
+            self.db.close()
+        last: StoreError | None = None
+        for wait in RECONNECT_WAITS:
+            time.sleep(wait)  # the server may be restarting
+            try:
+                self.db = self._connect()
+                return
+            except StoreError as exc:
+                last = exc
+        assert last is not None
+        raise last
+
+    def _roll_back(self) -> None:
+        with contextlib.suppress(psycopg.Error):
+            self.db.execute("ROLLBACK")
+
+    # ---- writes ------------------------------------------------------------------
+
+    def write(
+        self,
+        fn: Callable[[Db], T],
+        *,
+        idempotent: bool = False,
+        verify: Verify | None = None,
+        single: bool = False,
+    ) -> T:
+        """`fn` in one transaction (a savepoint, inside a batch); its result.
+
+        When the connection is lost before COMMIT, nothing was saved: `fn` runs
+        again on a new connection. When COMMIT gets no answer, `fn` runs again only if
+        it is `idempotent`, or `verify` (on the new connection) finds it unsaved
+        (it returns NOT_SAVED; else its value is the write's result); otherwise the
+        operation fails with StoreUnavailable saying it may have been saved.
+
+        `single`: `fn` runs one statement, its own transaction (one round trip to
+        the server instead of three); its answer lost is a COMMIT's answer lost.
+        """
+        with self._lock:
+            if self._depth:
+                with self._savepoint():
+                    return fn(self.db)
+            for _ in range(ATTEMPTS):
+                self._ensure()
+                committing = single
+                try:
+                    if single:
+                        return fn(self.db)
+                    self.db.execute("BEGIN")
+                    self._depth = 1
+                    try:
+                        value = fn(self.db)
+                        committing = True
+                        self.db.execute("COMMIT")
+                    finally:
+                        self._depth = 0
+                    return value
+                except psycopg.Error as exc:
+                    if not errors.is_lost(self.db, exc):
+                        if not single:
+                            self._roll_back()
+                        raise self.error(exc) from exc
+                    if not committing or idempotent:
+                        continue  # nothing saved (or saving twice changes nothing)
+                    if verify is None:
+                        raise errors.lost(
+                            self.location,
+                            "while it committed: this change may or may not have been "
+                            "saved. Check before doing it again",
+                        ) from exc
+                    self._ensure()
+                    found = self.read(verify)
+                    if found is not NOT_SAVED:
+                        return found  # type: ignore[no-any-return]
+                except BaseException:
+                    if not single:
+                        self._roll_back()
+                    raise
+            raise errors.lost(self.location, f"{ATTEMPTS} times; nothing of this change was saved")
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """The calls made inside as one transaction, each a savepoint of it."""
+        with self._lock:
+            if self._depth:
+                with self._savepoint():
+                    yield
+                return
+            for attempt in range(ATTEMPTS):
+                self._ensure()
+                try:
+                    self.db.execute("BEGIN")
+                    break
+                except psycopg.Error as exc:
+                    if not errors.is_lost(self.db, exc) or attempt == ATTEMPTS - 1:
+                        raise self.error(exc) from exc
+            self._depth, self._batch_lost = 1, False
+            try:
+                yield
+                if self._batch_lost:
+                    raise errors.lost(self.location, "during a batch: nothing of it was saved")
+                self.db.execute("COMMIT")
+            except psycopg.Error as exc:
+                self._roll_back()
+                if errors.is_lost(self.db, exc):
+                    raise errors.lost(
+                        self.location,
+                        "while a batch committed: it may or may not have been saved",
+                    ) from exc
+                raise self.error(exc) from exc
+            except BaseException:
+                self._roll_back()
+                raise
+            finally:
+                self._depth, self._batch_lost = 0, False
+
+    @contextmanager
+    def _savepoint(self) -> Iterator[None]:
+        """A part of the open transaction: its failure undoes only itself."""
+        if self._batch_lost:
+            raise errors.lost(self.location, "during a batch: nothing of it was saved")
+        name = f"inner{self._depth}"
+        try:
+            self.db.execute(f"SAVEPOINT {name}")
+        except psycopg.Error as exc:
+            raise self._in_batch(exc) from exc
+        self._depth += 1
+        try:
+            yield
+            self.db.execute(f"RELEASE SAVEPOINT {name}")
+        except BaseException as exc:
+            if isinstance(exc, psycopg.Error) and errors.is_lost(self.db, exc):
+                raise self._in_batch(exc) from exc
+            with contextlib.suppress(psycopg.Error):
+                self.db.execute(f"ROLLBACK TO SAVEPOINT {name}")
+                self.db.execute(f"RELEASE SAVEPOINT {name}")
+            if isinstance(exc, psycopg.Error):
+                raise self.error(exc) from exc
+            raise
+        finally:
+            self._depth -= 1
+
+    def _in_batch(self, exc: psycopg.Error) -> StoreError:
+        if errors.is_lost(self.db, exc):
+            self._batch_lost = True
+            return errors.lost(self.location, "during a batch: nothing of it was saved")
+        return self.error(exc)
+
+    # ---- reads -------------------------------------------------------------------
+
+    def fetch(self, sql: str, args: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
+        return self.read(lambda db: db.execute(sql, args).fetchall())
+
+    def read(self, fn: Callable[[Db], T], *, snapshot: bool = False) -> T:
+        """`fn`'s reads; on a lost connection, read again on a new one (inside a
+        batch, the batch is lost instead). `snapshot`: its statements all see the
+        store as it was when the first one ran (a read-only transaction)."""
+        with self._lock:
+            if self._depth:
+                with self._savepoint():
+                    return fn(self.db)
+            for attempt in range(ATTEMPTS):
+                self._ensure()
+                try:
+                    if not snapshot:
+                        return fn(self.db)
+                    self.db.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                    try:
+                        value = fn(self.db)
+                    finally:
+                        self._roll_back()  # read only: nothing to commit
+                    return value
+                except psycopg.Error as exc:
+                    if errors.is_lost(self.db, exc) and attempt < ATTEMPTS - 1:
+                        continue
+                    raise self.error(exc) from exc
+            raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        with self._lock, contextlib.suppress(psycopg.Error):
+            self._closed = True
+            self.db.close()

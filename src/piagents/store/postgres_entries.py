@@ -1,0 +1,181 @@
+"""A session's append-only entries in the PostgreSQL store: appended one row each,
+packed into blocks, and read back (whole, from the context start, or after an
+entry) as the SQLite store does (`sqlite_entries`)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import msgspec
+
+from piagents.store import postgres_layout as layout
+from piagents.store.base import SessionNotFound, StoreError
+from piagents.store.collector import collector_paused
+from piagents.store.postgres_connection import NOT_SAVED, Connection, Db
+from piagents.store.postgres_values import text
+from piagents.store.records import (
+    ContextItem,
+    Entry,
+    decode_context_items,
+    decode_entries,
+    decode_entry,
+    encode_entry,
+    entries_array,
+    split_entries,
+)
+from piagents.store.sqlite_entries import search_docs
+from piagents.store.sqlite_layout import BLOCK
+
+D = TypeVar("D")
+
+
+class EntryLog:
+    """The `entries`, `entry_blocks` and `search_docs` rows of every session."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def append(self, session_id: str, entries: Sequence[Entry]) -> None:
+        if not entries:
+            return
+        docs = search_docs(entries)
+        requests = [(ts, t) for ts, t, is_request in docs if is_request]
+        args: dict[str, Any] = {
+            "id": session_id,
+            "n": len(entries),
+            "updated": entries[-1].timestamp,
+            "ids": [e.id for e in entries],
+            "types": [e.type for e in entries],
+            "bodies": [encode_entry(e) for e in entries],
+            "ts": [ts for ts, _, _ in docs],
+            "texts": [text(t) for _, t, _ in docs],
+        }
+        latest = ""
+        if requests:
+            latest = ", latest_request = %(request)s, latest_request_at = %(request_at)s"
+            args |= {"request": text(requests[-1][1]), "request_at": requests[-1][0]}
+        # One statement, its own transaction: the session's row, updated (and so locked),
+        # gives the entries their seqs; appends to one session, from any runtime, take
+        # their turn.
+        sql = (
+            f"WITH s AS (UPDATE sessions SET updated = %(updated)s, "
+            f"next_seq = next_seq + %(n)s{latest} WHERE id = %(id)s "
+            "RETURNING next_seq - %(n)s AS base, packed_seq), "
+            "d AS (INSERT INTO search_docs (session_id, ts, text) "
+            "SELECT %(id)s, u.ts, u.text FROM s, "
+            "unnest(%(ts)s::bigint[], %(texts)s::text[]) AS u (ts, text)), "
+            "e AS (INSERT INTO entries (session_id, seq, entry_id, type, body) "
+            "SELECT %(id)s, s.base + u.i - 1, u.entry_id, u.type, u.body FROM s, "
+            "unnest(%(ids)s::text[], %(types)s::text[], %(bodies)s::bytea[]) "
+            "WITH ORDINALITY AS u (entry_id, type, body, i)) "
+            "SELECT base, packed_seq FROM s"
+        )
+
+        def saved(db: Db) -> object:  # entry ids are the session's own: saved if there
+            row = db.execute(
+                "SELECT 1 FROM entries WHERE session_id = %s AND entry_id = %s",
+                (session_id, entries[-1].id),
+            ).fetchone()
+            return (None, None) if row else NOT_SAVED
+
+        base, packed = self.conn.write(
+            lambda db: db.execute(sql, args).fetchone() or (-1, -1), verify=saved, single=True
+        )
+        if base == -1:
+            raise SessionNotFound(f"No session {session_id}")
+        if base is not None and base + len(entries) - packed >= BLOCK:
+            # Packing only re-lays out what is committed: left for a later append if
+            # it cannot be done now.
+            with contextlib.suppress(StoreError):
+                self.conn.write(lambda db: layout.pack_session(db, session_id), idempotent=True)
+
+    def has_entries(self, session_id: str) -> bool:
+        return bool(
+            self.conn.fetch("SELECT 1 FROM entries WHERE session_id = %s LIMIT 1", (session_id,))
+        )
+
+    def entries(
+        self, session_id: str, *, from_last_compaction: bool = False, after: str | None = None
+    ) -> list[Entry]:
+        return self._decoded(session_id, from_last_compaction, after, decode_entries)
+
+    def context_items(self, session_id: str) -> tuple[list[ContextItem], str | None]:
+        items = self._decoded(session_id, True, None, decode_context_items)
+        last = self.conn.fetch(
+            "SELECT entry_id FROM entries WHERE session_id = %s ORDER BY seq DESC LIMIT 1",
+            (session_id,),
+        )
+        return items, str(last[0][0]) if last else None
+
+    def _decoded(
+        self,
+        session_id: str,
+        from_last_compaction: bool,
+        after: str | None,
+        decode: Callable[[bytes], list[D]],
+    ) -> list[D]:
+        try:
+            # One snapshot: a block packed between its statements is not read twice.
+            start, blocks, loose = self.conn.read(
+                lambda db: entry_rows(db, session_id, from_last_compaction, after), snapshot=True
+            )
+            with collector_paused():
+                out: list[D] = []
+                for first, _, body in blocks:
+                    body = bytes(body)
+                    if first < start:  # cut the block's list to its entries from `start` on
+                        body = entries_array(split_entries(body)[start - first :])
+                    out.extend(decode(body))
+                if loose:
+                    out.extend(decode(entries_array([bytes(r[0]) for r in loose])))
+                return out
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise StoreError(
+                f"{self.conn.location}: session {session_id} has an unreadable entry ({exc})"
+            ) from exc
+
+
+def _seq_of(db: Db, session_id: str, entry_id: str | None) -> int | None:
+    if not entry_id:
+        return None
+    hit = db.execute(
+        "SELECT seq FROM entries WHERE session_id = %s AND entry_id = %s", (session_id, entry_id)
+    ).fetchone()
+    return None if hit is None else int(hit[0])
+
+
+def entry_rows(
+    db: Db, session_id: str, from_last_compaction: bool, after: str | None = None
+) -> tuple[int, list[Any], list[Any]]:
+    """(first seq wanted, block rows, loose rows) of a session, as `sqlite_entries`'s."""
+    start = 0
+    if from_last_compaction:
+        row = db.execute(
+            "SELECT seq, body FROM entries WHERE session_id = %s AND type = 'compaction' "
+            "ORDER BY seq DESC LIMIT 1",
+            (session_id,),
+        ).fetchone()
+        if row is not None:
+            start = row[0]
+            kept = _seq_of(
+                db, session_id, getattr(decode_entry(bytes(row[1])), "first_kept_entry_id", None)
+            )
+            if kept is not None:
+                start = min(start, kept)
+    if after is not None:
+        seen = _seq_of(db, session_id, after)
+        if seen is not None:
+            start = max(start, seen + 1)
+    blocks = db.execute(
+        "SELECT first_seq, last_seq, body FROM entry_blocks "
+        "WHERE session_id = %s AND last_seq >= %s ORDER BY last_seq",
+        (session_id, start),
+    ).fetchall()
+    loose_from = max(start, blocks[-1][1] + 1) if blocks else start
+    loose = db.execute(
+        "SELECT body FROM entries WHERE session_id = %s AND seq >= %s ORDER BY seq",
+        (session_id, loose_from),
+    ).fetchall()
+    return start, blocks, loose
