@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from piagents.ai.models import ThinkingLevel
 from piagents.store.records import (
@@ -74,6 +74,18 @@ class SessionInUse(StoreError):
         self.holder = holder
 
 
+class LeaseLost(StoreError):
+    """A write by a runtime whose lease on the session (or its tree's root) was taken
+    over by another one, after its heartbeat lapsed: refused, nothing written."""
+
+    def __init__(self, location: str, session_id: str) -> None:
+        super().__init__(
+            f"{location}: session {session_id} was taken over by another pi-agents runtime "
+            "after this one's lease lapsed; this runtime no longer writes to it."
+        )
+        self.session_id = session_id
+
+
 @dataclass(frozen=True, slots=True)
 class LeaseHolder:
     """A runtime that may hold session leases: a process plus a token per runtime."""
@@ -82,6 +94,35 @@ class LeaseHolder:
     host: str
     token: str
     started: str = ""  # process start time, to tell a reused pid from the holder
+
+
+HolderKind = Literal["runtime", "worker"]
+
+
+@dataclass(frozen=True, slots=True)
+class Registration:
+    """What a holder says of itself in the store's registry of holders (`workers`):
+    a plain runtime, or a `pi-agents worker` with a capacity (Agents it takes at most)."""
+
+    holder: LeaseHolder
+    kind: HolderKind = "runtime"
+    capacity: int | None = None
+    load: int = 0  # Agents loaded now
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerRecord:
+    """One registered holder, as `pi-agents workers` lists it."""
+
+    token: str
+    host: str
+    pid: int
+    kind: HolderKind
+    capacity: int | None
+    load: int
+    heartbeat_age: float  # seconds since its last heartbeat (by the store's clock)
+    alive: bool  # its heartbeat has not lapsed
+    opened: float  # when it registered, in seconds since the epoch
 
 
 UNSET: Any = object()  # `update_session`: this field is left as it is
@@ -221,11 +262,40 @@ class Store(Protocol):
         """Recorded states; `offline` for sessions no live runtime holds."""
         ...
 
-    def acquire_lease(self, session_id: str, holder: LeaseHolder) -> None: ...
+    # Leases are heartbeats: a holder renews all of its leases at once (`renew`); a lease
+    # whose holder's heartbeat is older than the store's lapse counts as gone (at once,
+    # for a holder on this machine whose process is gone) and may be taken over.
+
+    def register(self, registration: Registration) -> None:
+        """Record (or record again) a holder in the registry, its heartbeat now. The
+        store's writes are then its: a write to a session whose lease this holder
+        took through this store, and which another holder has since taken over, is
+        refused with LeaseLost (a compare-and-set on the lease token)."""
+        ...
+
+    def renew(self, registration: Registration) -> frozenset[str]:
+        """Renew the holder's heartbeat (one statement for all its leases) and record its
+        load; the sessions whose lease it holds now."""
+        ...
+
+    def unregister(self, token: str) -> None:
+        """Remove a holder that closed from the registry (its leases were released)."""
+        ...
+
+    def workers(self) -> list[WorkerRecord]:
+        """The registered holders, the most recently opened first."""
+        ...
+
+    def acquire_lease(self, session_id: str, holder: LeaseHolder) -> None:
+        """Take the session's lease for `holder` (registered as a runtime if it was not
+        yet): SessionInUse while another holder's lease on it is alive."""
+        ...
 
     def release_lease(self, session_id: str, holder: LeaseHolder) -> None: ...
 
-    def lease_of(self, session_id: str) -> LeaseHolder | None: ...
+    def lease_of(self, session_id: str) -> LeaseHolder | None:
+        """The holder of the session's lease, while that lease is alive."""
+        ...
 
     def add_generation(self, generation: GenerationRecord) -> None:
         """Record a new supervision generation."""

@@ -1,4 +1,9 @@
-"""Who holds a session: the live-runtime check behind session leases."""
+"""Who holds a session: the live-runtime check behind session leases.
+
+A lease is alive while its holder's heartbeat (renewed every RENEW_S by the holder,
+timed by the store's clock) is younger than the lapse (LAPSE_S by default). On the
+holder's own machine its process is checked too, so a lease of a process that is
+gone is gone at once, without waiting for the lapse."""
 
 from __future__ import annotations
 
@@ -7,6 +12,9 @@ import socket
 import uuid
 
 from piagents.store.base import LeaseHolder
+
+RENEW_S = 5.0  # how often a holder renews its heartbeat
+LAPSE_S = 15.0  # how old a heartbeat may be before its holder's leases may be taken
 
 # Runtimes of this process that are open now; a lease naming our pid with a
 # token not in this set belongs to a runtime that has closed or crashed.
@@ -47,7 +55,13 @@ def retire(holder: LeaseHolder) -> None:
     _live_tokens.discard(holder.token)
 
 
-def is_alive(holder: LeaseHolder) -> bool:
+def is_alive(holder: LeaseHolder, fresh: bool | None = None) -> bool:
+    """Whether `holder` still holds its leases. `fresh`: whether its heartbeat is
+    within the lapse; None for a lease with no heartbeat recorded (written by an
+    earlier pi-agents), judged by its process alone."""
+    if fresh is not None:
+        local = holder.host == socket.gethostname()
+        return fresh and not (local and presence(holder) == "gone")
     if holder.host != socket.gethostname():
         return True  # cannot tell from here; assume the other machine still holds it
     if holder.pid == os.getpid():

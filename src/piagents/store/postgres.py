@@ -16,7 +16,8 @@ from typing import Any
 
 from piagents.ai.models import ThinkingLevel
 from piagents.store import postgres_open
-from piagents.store.base import UNSET, LeaseHolder
+from piagents.store import lease
+from piagents.store.base import UNSET, LeaseHolder, Registration, WorkerRecord
 from piagents.store.postgres_connection import Connection
 from piagents.store.postgres_entries import EntryLog
 from piagents.store.postgres_generations import GenerationTable
@@ -44,7 +45,9 @@ from piagents.store.url import location_of
 class PostgresStore:
     """Sessions and entries in the PostgreSQL database at `url`."""
 
-    def __init__(self, url: str, *, read_only: bool = False) -> None:
+    def __init__(
+        self, url: str, *, read_only: bool = False, lease_lapse: float = lease.LAPSE_S
+    ) -> None:
         """Open the store in the database at `url` (`postgresql://user:password@host:port/db`),
         laying it out in an empty database or upgrading an earlier layout in place.
 
@@ -54,6 +57,8 @@ class PostgresStore:
         its password) and the cause: StoreUnavailable when the server cannot be
         reached or refuses the credentials, StoreIncompatible for a database of
         another program or of a newer pi-agents (both left untouched).
+        `lease_lapse`: how old (in seconds, by the server's clock) a holder's
+        heartbeat may be before its leases count as gone.
         """
         self.url = url
         self.location = location_of(url)
@@ -66,11 +71,11 @@ class PostgresStore:
                 self._conn = self._open(read_only=True)
         else:
             self._conn = self._open(read_only=False)
+        self._leases = LeaseTable(self._conn, lease_lapse)
         self._sessions = SessionTable(self._conn)
-        self._entries = EntryLog(self._conn)
+        self._entries = EntryLog(self._conn, self._leases)
         self._inputs = InputTable(self._conn)
         self._search = SearchIndex(self._conn)
-        self._leases = LeaseTable(self._conn)
         self._generations = GenerationTable(self._conn)
         self._programs = ProgramTable(self._conn)
 
@@ -219,6 +224,18 @@ class PostgresStore:
 
     def states(self, session_ids: Sequence[str]) -> dict[str, str]:
         return self._leases.states(session_ids)
+
+    def register(self, registration: Registration) -> None:
+        self._leases.register(registration)
+
+    def renew(self, registration: Registration) -> frozenset[str]:
+        return self._leases.renew(registration)
+
+    def unregister(self, token: str) -> None:
+        self._leases.unregister(token)
+
+    def workers(self) -> list[WorkerRecord]:
+        return self._leases.workers()
 
     def acquire_lease(self, session_id: str, holder: LeaseHolder) -> None:
         self._leases.acquire(session_id, holder)

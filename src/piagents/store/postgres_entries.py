@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from piagents.store import postgres_layout as layout
+from piagents.store.postgres_leases import LeaseTable
 from piagents.store.base import SessionNotFound, StoreError
 from piagents.store.collector import collector_paused
 from piagents.store.postgres_connection import NOT_SAVED, Connection, Db
@@ -34,8 +35,9 @@ D = TypeVar("D")
 class EntryLog:
     """The `entries`, `entry_blocks` and `search_docs` rows of every session."""
 
-    def __init__(self, conn: Connection) -> None:
+    def __init__(self, conn: Connection, leases: LeaseTable | None = None) -> None:
         self.conn = conn
+        self._leases = leases  # refuses an append by a holder whose lease was taken
 
     def append(self, session_id: str, entries: Sequence[Entry]) -> None:
         if not entries:
@@ -56,12 +58,16 @@ class EntryLog:
         if requests:
             latest = ", latest_request = %(request)s, latest_request_at = %(request_at)s"
             args |= {"request": text(requests[-1][1]), "request_at": requests[-1][0]}
+        fence, fenced = "", ""
+        if self._leases is not None:
+            fence, fenced, fence_args = self._leases.fence()
+            args |= fence_args
         # One statement, its own transaction: the session's row, updated (and so locked),
         # gives the entries their seqs; appends to one session, from any runtime, take
-        # their turn.
+        # their turn (and wait for a takeover of its lease, which the fence then sees).
         sql = (
-            f"WITH s AS (UPDATE sessions SET updated = %(updated)s, "
-            f"next_seq = next_seq + %(n)s{latest} WHERE id = %(id)s "
+            f"WITH {fence}s AS (UPDATE sessions SET updated = %(updated)s, "
+            f"next_seq = next_seq + %(n)s{latest} WHERE id = %(id)s{fenced} "
             "RETURNING next_seq - %(n)s AS base, packed_seq), "
             "d AS (INSERT INTO search_docs (session_id, ts, text) "
             "SELECT %(id)s, u.ts, u.text FROM s, "
@@ -84,6 +90,8 @@ class EntryLog:
             lambda db: db.execute(sql, args).fetchone() or (-1, -1), verify=saved, single=True
         )
         if base == -1:
+            if self._leases is not None:
+                self._leases.check_lost(session_id)
             raise SessionNotFound(f"No session {session_id}")
         if base is not None and base + len(entries) - packed >= BLOCK:
             # Packing only re-lays out what is committed: left for a later append if

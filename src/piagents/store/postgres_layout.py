@@ -128,6 +128,21 @@ STEPS: list[Sequence[str]] = [
     ),
     # 2: a Program record is a script or an SDK scope; those before are scripts.
     ("ALTER TABLE programs ADD COLUMN kind TEXT NOT NULL DEFAULT 'script'",),
+    # 3: leases are heartbeats of registered holders (runtimes and workers).
+    (
+        """CREATE TABLE holders (
+            token TEXT PRIMARY KEY,
+            host TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            started TEXT NOT NULL DEFAULT '',
+            kind TEXT NOT NULL DEFAULT 'runtime',
+            capacity INTEGER,
+            load INTEGER NOT NULL DEFAULT 0,
+            heartbeat TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
+            opened TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp()
+        )""",
+        "CREATE INDEX sessions_lease ON sessions (lease_token) WHERE lease_token IS NOT NULL",
+    ),
 ]
 
 

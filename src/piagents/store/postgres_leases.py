@@ -1,35 +1,126 @@
-"""Who holds each session in the PostgreSQL store (its lease) and what it is doing
-there (its recorded state): the SQLite store's rules, the session's row locked
-while a lease is taken."""
+"""Who holds each session in the PostgreSQL store (its lease), what it is doing
+there (its recorded state), and the registry of holders whose heartbeats keep
+their leases alive: the SQLite store's rules, the session's row locked while a
+lease is taken, and every heartbeat timed by the server's clock (so the clocks of
+the machines that share the database do not matter)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from piagents.store import lease
-from piagents.store.base import LeaseHolder, SessionInUse, SessionNotFound
+from piagents.store.base import (
+    LeaseHolder,
+    LeaseLost,
+    Registration,
+    SessionInUse,
+    SessionNotFound,
+    WorkerRecord,
+)
 from piagents.store.postgres_connection import Connection, Db
 
-HOLDER = "lease_pid, lease_host, lease_token, lease_started"
+# A session's lease, and whether its holder's heartbeat is within the lapse (NULL:
+# none recorded).
+HOLDER = (
+    "s.lease_pid, s.lease_host, s.lease_token, s.lease_started, "
+    "h.heartbeat > clock_timestamp() - make_interval(secs => %(lapse)s) "
+    "FROM sessions s LEFT JOIN holders h ON h.token = s.lease_token"
+)
+
+UPSERT = (
+    "INSERT INTO holders (token, host, pid, started, kind, capacity, load) "
+    "VALUES (%(token)s, %(host)s, %(pid)s, %(started)s, %(kind)s, %(capacity)s, %(load)s) "
+    "ON CONFLICT (token) DO UPDATE SET heartbeat = clock_timestamp()"
+)
+
+
+def _args(r: Registration) -> dict[str, Any]:
+    h = r.holder
+    return {
+        "token": h.token,
+        "host": h.host,
+        "pid": h.pid,
+        "started": h.started,
+        "kind": r.kind,
+        "capacity": r.capacity,
+        "load": r.load,
+    }
 
 
 class LeaseTable:
-    """The lease and state columns of `sessions`."""
+    """The lease and state columns of `sessions`, and the `holders` table."""
 
-    def __init__(self, conn: Connection) -> None:
+    def __init__(self, conn: Connection, lapse: float = lease.LAPSE_S) -> None:
         self.conn = conn
+        self.lapse = lapse
+        self._fence: str | None = None  # the registered holder: whose writes these are
+        self._held: set[str] = set()  # sessions it took through this store
+
+    @staticmethod
+    def _lease(row: Sequence[Any]) -> tuple[LeaseHolder, bool]:
+        holder = LeaseHolder(row[0], row[1], row[2], row[3] or "")
+        return holder, lease.is_alive(holder, row[4])
+
+    # ---- the registry of holders --------------------------------------------------
+
+    def register(self, registration: Registration) -> None:
+        self.conn.write(
+            lambda db: db.execute(UPSERT + ", load = excluded.load", _args(registration)),
+            idempotent=True,
+            single=True,
+        )
+        self._fence = registration.holder.token
+
+    def renew(self, registration: Registration) -> frozenset[str]:
+        # One statement: the heartbeat (the row made again if it went) and the leases.
+        sql = (
+            f"WITH beat AS ({UPSERT}, load = excluded.load) "
+            "SELECT id FROM sessions WHERE lease_token = %(token)s"
+        )
+        rows = self.conn.write(
+            lambda db: db.execute(sql, _args(registration)).fetchall(),
+            idempotent=True,
+            single=True,
+        )
+        return frozenset(r[0] for r in rows)
+
+    def unregister(self, token: str) -> None:
+        self.conn.write(
+            lambda db: db.execute("DELETE FROM holders WHERE token = %s", (token,)),
+            idempotent=True,
+            single=True,
+        )
+
+    def workers(self) -> list[WorkerRecord]:
+        rows = self.conn.fetch(
+            "SELECT token, host, pid, started, kind, capacity, load, "
+            "extract(epoch FROM clock_timestamp() - heartbeat)::float8, "
+            "extract(epoch FROM opened)::float8 FROM holders ORDER BY opened DESC"
+        )
+        out = []
+        for token, host, pid, started, kind, capacity, load, age, opened in rows:
+            age = max(0.0, age)
+            alive = lease.is_alive(LeaseHolder(pid, host, token, started), age < self.lapse)
+            out.append(WorkerRecord(token, host, pid, kind, capacity, load, age, alive, opened))
+        return out
+
+    # ---- leases -------------------------------------------------------------------
 
     def acquire(self, session_id: str, holder: LeaseHolder) -> None:
         def acquire(db: Db) -> None:
             row = db.execute(
-                f"SELECT {HOLDER} FROM sessions WHERE id = %s FOR UPDATE", (session_id,)
+                f"SELECT {HOLDER} WHERE s.id = %(id)s FOR UPDATE OF s",
+                {"id": session_id, "lapse": self.lapse},
             ).fetchone()
             if row is None:
                 raise SessionNotFound(f"No session {session_id}")
             if row[0] is not None:
-                current = LeaseHolder(row[0], row[1], row[2], row[3] or "")
-                if current.token != holder.token and lease.is_alive(current):
+                current, alive = self._lease(row)
+                if current.token != holder.token and alive:
                     raise SessionInUse(session_id, current)
+            # Taking a lease is a sign of life: the holder's heartbeat is renewed with it.
+            db.execute(UPSERT, _args(Registration(holder)))
             db.execute(
                 "UPDATE sessions SET lease_pid = %s, lease_host = %s, lease_token = %s, "
                 "lease_started = %s WHERE id = %s",
@@ -38,6 +129,8 @@ class LeaseTable:
 
         # Done again by the same holder, it finds its own lease: idempotent.
         self.conn.write(acquire, idempotent=True)
+        if holder.token == self._fence:
+            self._held.add(session_id)
 
     def release(self, session_id: str, holder: LeaseHolder) -> None:
         self.conn.write(
@@ -49,30 +142,68 @@ class LeaseTable:
             idempotent=True,
             single=True,
         )
+        if holder.token == self._fence:
+            self._held.discard(session_id)
 
     def holder(self, session_id: str) -> LeaseHolder | None:
-        rows = self.conn.fetch(f"SELECT {HOLDER} FROM sessions WHERE id = %s", (session_id,))
+        rows = self.conn.fetch(
+            f"SELECT {HOLDER} WHERE s.id = %(id)s", {"id": session_id, "lapse": self.lapse}
+        )
         if not rows or rows[0][0] is None:
             return None
-        row = rows[0]
-        holder = LeaseHolder(row[0], row[1], row[2], row[3] or "")
-        return holder if lease.is_alive(holder) else None
+        holder, alive = self._lease(rows[0])
+        return holder if alive else None
+
+    # ---- fencing: no write by a holder whose lease was taken over -------------------
+
+    def fence(self) -> tuple[str, str, dict[str, Any]]:
+        """For a write to the session `%(id)s`: a CTE (`f`) locking the leases it depends
+        on that this store's holder took (the session's own, its root's), a condition
+        for the write's UPDATE that holds while both are still the holder's, and their
+        arguments; all empty when this store's holder took none."""
+        if self._fence is None or not self._held:
+            return "", "", {}
+        cte = (
+            "f AS (SELECT lease_token FROM sessions WHERE id = ANY(%(held)s) AND "
+            "(id = %(id)s OR id = (SELECT root_id FROM sessions WHERE id = %(id)s)) "
+            "FOR SHARE), "
+        )
+        condition = " AND NOT EXISTS (SELECT 1 FROM f WHERE lease_token IS DISTINCT FROM %(fence)s)"
+        return cte, condition, {"held": sorted(self._held), "fence": self._fence}
+
+    def check_lost(self, session_id: str) -> None:
+        """After a write to `session_id` changed nothing: LeaseLost if the fence refused it."""
+        if self._fence is None or not self._held:
+            return
+        rows = self.conn.fetch(
+            "SELECT f.id FROM sessions s JOIN sessions f ON f.id IN (s.id, s.root_id) "
+            "WHERE s.id = %s AND f.id = ANY(%s) AND f.lease_token IS DISTINCT FROM %s LIMIT 1",
+            (session_id, sorted(self._held), self._fence),
+        )
+        if rows:
+            raise LeaseLost(self.conn.location, rows[0][0])
 
     def set_state(self, session_id: str, state: str) -> None:
-        self.conn.write(
-            lambda db: db.execute(
-                "UPDATE sessions SET state = %s WHERE id = %s", (state, session_id)
-            ),
+        cte, condition, args = self.fence()
+        sql = (
+            f"{'WITH ' + cte[:-2] if cte else ''} UPDATE sessions SET state = %(state)s "
+            f"WHERE id = %(id)s{condition} RETURNING 1"
+        )
+        rows = self.conn.write(
+            lambda db: db.execute(sql, {"id": session_id, "state": state, **args}).fetchall(),
             idempotent=True,
             single=True,
         )
+        if not rows:
+            self.check_lost(session_id)
 
     def states(self, session_ids: Sequence[str]) -> dict[str, str]:
         rows = self.conn.fetch(
-            f"SELECT id, state, {HOLDER} FROM sessions WHERE id = ANY(%s)", (list(session_ids),)
+            f"SELECT s.id, s.state, {HOLDER} WHERE s.id = ANY(%(ids)s)",
+            {"ids": list(session_ids), "lapse": self.lapse},
         )
         out: dict[str, str] = {}
-        for sid, state, pid, host, token, started in rows:
-            held = pid is not None and lease.is_alive(LeaseHolder(pid, host, token, started or ""))
-            out[sid] = state if held else "offline"
+        for row in rows:
+            held = row[2] is not None and self._lease(row[2:])[1]
+            out[row[0]] = row[1] if held else "offline"
         return out

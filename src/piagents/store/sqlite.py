@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from piagents.ai.models import ThinkingLevel
-from piagents.store.base import UNSET, LeaseHolder
+from piagents.store import lease
+from piagents.store.base import UNSET, LeaseHolder, Registration, WorkerRecord
 from piagents.store.records import (
     ContextItem,
     Entry,
@@ -55,6 +56,7 @@ class SQLiteStore:
         busy_timeout: float = 10.0,
         max_bytes: int | None = None,
         read_only: bool = False,
+        lease_lapse: float = lease.LAPSE_S,
     ) -> None:
         """Open (or create) the store at `path`.
 
@@ -64,7 +66,8 @@ class SQLiteStore:
         (what read-only commands use): it works in a read-only home and on a full
         disk, and writes nothing, except that a store of an earlier schema is first
         upgraded in place as any opening does. Every failure is a StoreError naming
-        the path and the cause.
+        the path and the cause. `lease_lapse`: how old (in seconds) a holder's
+        heartbeat may be before its leases count as gone.
         """
         self.path = Path(path)
         self.location = str(self.path)
@@ -81,11 +84,11 @@ class SQLiteStore:
         self._conn = conn = Connection(
             self.path, db, busy_timeout=busy_timeout, checkpointer=checkpoints
         )
+        self._leases = LeaseTable(conn, lease_lapse)
         self._sessions = SessionTable(conn)
-        self._entries = EntryLog(conn)
+        self._entries = EntryLog(conn, self._leases.fence)
         self._inputs = InputTable(conn)
         self._search = SearchIndex(conn)
-        self._leases = LeaseTable(conn)
         self._generations = GenerationTable(conn)
         self._programs = ProgramTable(conn)
 
@@ -222,6 +225,18 @@ class SQLiteStore:
 
     def states(self, session_ids: Sequence[str]) -> dict[str, str]:
         return self._leases.states(session_ids)
+
+    def register(self, registration: Registration) -> None:
+        self._leases.register(registration)
+
+    def renew(self, registration: Registration) -> frozenset[str]:
+        return self._leases.renew(registration)
+
+    def unregister(self, token: str) -> None:
+        self._leases.unregister(token)
+
+    def workers(self) -> list[WorkerRecord]:
+        return self._leases.workers()
 
     def acquire_lease(self, session_id: str, holder: LeaseHolder) -> None:
         self._leases.acquire(session_id, holder)

@@ -35,14 +35,19 @@ D = TypeVar("D")
 class EntryLog:
     """The `entries`, `entry_blocks` and `search_docs` rows of every session."""
 
-    def __init__(self, conn: Connection) -> None:
+    def __init__(
+        self, conn: Connection, fence: Callable[[sqlite3.Connection, str], None] | None = None
+    ) -> None:
         self.conn = conn
+        self._fence = fence  # refuses an append by a holder whose lease was taken
 
     def append(self, session_id: str, entries: Sequence[Entry]) -> None:
         if not entries:
             return
         rows = [(e.id, e.type, encode_entry(e)) for e in entries]
         with self.conn.tx() as db:
+            if self._fence is not None:
+                self._fence(db, session_id)
             # Read in the transaction, never cached: another runtime may have appended to
             # this session since (it continued it while this one did not hold it).
             seq, packed = layout.positions(db, session_id)

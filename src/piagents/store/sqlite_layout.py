@@ -21,10 +21,9 @@ APPLICATION_ID = 0x70694147
 SCHEMA_VERSION = 3
 # Version 2: entry bodies in the records' own compact JSON (not Pi's), packed in blocks.
 # Version 3: the same maps as MessagePack, blocks as MessagePack arrays.
-# Indexes and columns added since (sessions_owner_name, programs.kind) need no new
-# version: every writable
-# opening runs `upgrade`, which creates what is missing, and an earlier pi-agents
-# reads a store that has them as it is.
+# Indexes, tables and columns added since (sessions_owner_name, programs.kind, holders)
+# need no new version: every writable opening runs `upgrade`, which creates what is
+# missing, and an earlier pi-agents reads a store that has them as it is.
 
 # Entries are appended one row each; every BLOCK of them is then packed into one
 # `entry_blocks` row (a MessagePack array decoded in one call), which is what makes
@@ -128,6 +127,19 @@ CREATE TABLE IF NOT EXISTS programs (
 );
 CREATE INDEX IF NOT EXISTS programs_caller ON programs(caller_id, id);
 CREATE INDEX IF NOT EXISTS programs_running ON programs(caller_id) WHERE state = 'running';
+-- Runtimes and workers whose heartbeats keep their leases alive (`pi-agents workers`).
+CREATE TABLE IF NOT EXISTS holders (
+    token TEXT PRIMARY KEY,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    started TEXT NOT NULL DEFAULT '',
+    kind TEXT NOT NULL DEFAULT 'runtime',
+    capacity INTEGER,
+    load INTEGER NOT NULL DEFAULT 0,
+    heartbeat REAL NOT NULL,
+    opened REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sessions_lease ON sessions(lease_token) WHERE lease_token IS NOT NULL;
 CREATE TABLE IF NOT EXISTS program_values (
     session_id TEXT NOT NULL,
     key TEXT NOT NULL,
