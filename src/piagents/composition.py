@@ -21,6 +21,7 @@ from piagents.agents.clock import WaitClock
 from piagents.agents.coordinator import Coordinator
 from piagents.agents.delivery import Delivery
 from piagents.agents.errors import AgentCallError
+from piagents.agents.mailbox import wake as wake_holder
 from piagents.agents.operations import Operations
 from piagents.agents.ports import AgentsPorts, WakePolicy
 from piagents.agents.tree import Waiter
@@ -120,6 +121,7 @@ def compose(
         wake=wake,
         home=host.home,
         on_control=on_control,
+        poke=lambda token: wake_holder(host.store, token),
     )
     coordinator = Coordinator(agents_ports, states)
     delivery = coordinator.delivery

@@ -19,6 +19,7 @@ from piagents.ai.model_options import PROVIDER_KEYS, ProviderOptions, parse_prov
 from piagents.ai.models import THINKING_LEVELS, ThinkingLevel
 from piagents.ai.retry import RetryPolicy
 from piagents.harness.loop_guard import DEFAULT_MAX_MODEL_CALLS
+from piagents.json_depth import json_depth
 from piagents.regular_file import FileTooLarge, NotARegularFile, read_regular_file
 from piagents.store.url import checked_url
 
@@ -87,6 +88,9 @@ class AgentsSettings:
     context_retirement: bool = True
     inline_attachment_limit_bytes: int = MESSAGE_LIMIT_DEFAULT
     mailbox_payload_limit_bytes: int = MESSAGE_LIMIT_DEFAULT
+    # Leases are heartbeats: renewed this often, gone (and open to takeover) once this old.
+    lease_renew_ms: int = 5_000
+    lease_lapse_ms: int = 15_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,6 +337,8 @@ AGENTS_KEYS = {
     "contextRetirement",
     "inlineAttachmentLimitBytes",
     "mailboxPayloadLimitBytes",
+    "leaseRenewMs",
+    "leaseLapseMs",
 }
 
 
@@ -374,6 +380,8 @@ def _agents(r: _Reader, raw: Mapping[str, Any]) -> AgentsSettings:
             Literal["agents", "supervision"],
             r.choice(raw, "agentApi", AGENT_APIS, d.agent_api, "pi-agents.agentApi"),
         ),
+        lease_renew_ms=r.positive_int(raw, "leaseRenewMs", 5_000, "pi-agents.leaseRenewMs"),
+        lease_lapse_ms=r.positive_int(raw, "leaseLapseMs", 15_000, "pi-agents.leaseLapseMs"),
         **_supervision(r, raw),
     )
 
@@ -461,28 +469,6 @@ def read_settings_file(path: Path) -> tuple[dict[str, Any], list[str]]:
     if not isinstance(raw, dict):
         return {}, [f"{path}: expected a JSON object; using the defaults."]
     return raw, []
-
-
-def json_depth(text: str) -> int:
-    """How deeply the arrays and objects of a JSON text nest (brackets in strings aside)."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char in "]}":
-            depth -= 1
-    return deepest
 
 
 def load_settings(home: Path, overrides: Mapping[str, Any] | None = None) -> Settings:

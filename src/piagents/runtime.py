@@ -14,17 +14,17 @@ from piagents.agent import Agent, new_loop
 from piagents.agents import texts
 from piagents.agents.clock import WaitClock
 from piagents.agents.coordinator import AgentCallError
-from piagents.agents.mailbox import Mailbox
 from piagents.agents.operations import fork_entries
 from piagents.agents.ports import WakePolicy
 from piagents.agents.woken import WokenRoots
 from piagents.ai.faux import FunctionModel
 from piagents.ai.models import ModelRef, ThinkingLevel, parse_thinking_level
 from piagents.ai.registry import NO_MODEL, ProviderConfigError, ProviderRegistry, default_model
+from piagents.background import contained
 from piagents.composition import compose
 from piagents.config import Settings, SettingsError, check_agent_api, default_home, load_settings
 from piagents.events.hub import EventHub, Listener, Subscription
-from piagents.events.records import ChangedElsewhere
+from piagents.events.records import ChangedElsewhere, TakenOver
 from piagents.events.states import StateTracker
 from piagents.events.store import publishing
 from piagents.extensions import load_extensions
@@ -32,8 +32,8 @@ from piagents.harness.context_files import ContextFileCache
 from piagents.harness.session import Session
 from piagents.harness.system_prompt import prompt_for_cwd
 from piagents.harness.tools.base import Tool
+from piagents.presence import Presence
 from piagents.programs.texts import CALLER_OFFLINE, RUNTIME_CLOSED
-from piagents.store import lease
 from piagents.store.base import LeaseHolder, SessionNotFound, Store, StoreError
 from piagents.store.records import GenerationPlacement, SessionRecord
 from piagents.store.selection import open_store
@@ -42,15 +42,6 @@ from piagents.supervision import briefing
 from piagents.tool_choice import ToolChoice, choose_tools
 
 log = logging.getLogger("piagents")
-
-
-async def _contained(work: Coroutine[Any, Any, object], what: str) -> None:
-    try:
-        await work
-    except StoreError as exc:
-        log.warning("%s failed: %s", what.capitalize(), exc)
-    except Exception:
-        log.exception("%s failed", what.capitalize())
 
 
 class Runtime:
@@ -110,7 +101,8 @@ class Runtime:
         # An input to an offline root loads it here (the SDK), or in a background
         # `pi-agents serve` process (the command line).
         self._wake = WakePolicy(in_process=True)
-        self.mailbox: Mailbox | None = None
+        # Its lease holder in the store, that holder's heartbeat, and its mailbox.
+        self.presence = Presence(self.agents, self._on_poke, self._taken_over)
         self._extensions: list[Tool] | None = None
         self.abandoned: list[str] = []  # Agents whose work did not stop when unloaded
         self.extension_warnings: list[str] = []
@@ -179,14 +171,14 @@ class Runtime:
     # ---- lifecycle ------------------------------------------------------------
 
     async def __aenter__(self) -> Runtime:
+        leases = self.settings.agents
         if self._store is None:
-            self._store = open_store(self.home, self.settings.store)
+            lapse = leases.lease_lapse_ms / 1000
+            self._store = open_store(self.home, self.settings.store, lease_lapse=lapse)
         self._store = publishing(self._store, self.event_hub)  # events: commits announced
-        self.holder = lease.new_holder()
         self._tg = asyncio.TaskGroup()
         await self._tg.__aenter__()
-        self.mailbox = Mailbox(self.holder.token, self._on_poke)
-        await self.mailbox.start()
+        self.holder = await self.presence.open(self._store, leases.lease_renew_ms / 1000)
         return self
 
     def background(self, work: Coroutine[Any, Any, object], what: str) -> None:
@@ -195,11 +187,18 @@ class Runtime:
         if self._tg is None:
             work.close()
             return
-        self._tg.create_task(_contained(work, what))
+        self._tg.create_task(contained(work, what))
 
     def _on_poke(self) -> None:
         self.event_hub.publish(ChangedElsewhere())  # events: another process wrote
         self.delivery.on_poke()
+
+    def _taken_over(self, agent: Agent) -> None:
+        """Another runtime took its lease after ours lapsed: unloaded here (the store
+        refuses what it would still write)."""
+        if not self.closing:
+            self.event_hub.publish(TakenOver(agent.id))  # events
+            self.background(self.unload(agent), "unloading a session taken over")
 
     async def __aexit__(
         self,
@@ -208,8 +207,7 @@ class Runtime:
         tb: TracebackType | None,
     ) -> None:
         try:
-            if self.mailbox is not None:
-                await self.mailbox.close()
+            await self.presence.close_mailbox()
             await self.close_agents()
         finally:
             try:
@@ -221,8 +219,7 @@ class Runtime:
                 else:
                     await self._tg.__aexit__(None, None, None)
             finally:
-                if self.holder is not None:
-                    lease.retire(self.holder)
+                await self.presence.close()
                 self.event_hub.close()
                 self.store.close()
 

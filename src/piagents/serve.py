@@ -34,8 +34,7 @@ async def serve(home: Path, session_id: str, store: str | None = None) -> int:
         runtime.coordinator.listeners.append(check)
         runtime.coordinator.changed()
         await idle.wait()
-        if runtime.mailbox is not None:
-            await runtime.mailbox.close()  # no new wake-ups: what comes now waits in the store
+        await runtime.presence.close_mailbox()  # no new wake-ups: what comes now waits in the store
     # Closed and released: anything that arrived meanwhile gets a new server.
     from piagents.agents.delivery import waiting_for
     from piagents.store.selection import open_store

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from piagents.ai.messages import UserMessage
 from piagents.store import lease
 from piagents.store.base import (
     LeaseHolder,
@@ -22,7 +23,6 @@ from piagents.store.base import (
     Store,
 )
 from piagents.store.records import MessageEntry, SessionRecord, new_id
-from piagents.ai.messages import UserMessage
 from support import eventually
 
 SHORT = 0.3  # a lapse the test waits out (by its condition, not by sleeping)
@@ -46,9 +46,7 @@ def _holder(holders: list[LeaseHolder]) -> LeaseHolder:
 def _session(store: Store, root_id: str | None = None) -> str:
     sid = new_id()
     store.create_session(
-        SessionRecord(
-            id=sid, cwd="/w", created=1, updated=1, owner_id=root_id, root_id=root_id
-        )
+        SessionRecord(id=sid, cwd="/w", created=1, updated=1, owner_id=root_id, root_id=root_id)
     )
     return sid
 

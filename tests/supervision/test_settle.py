@@ -40,8 +40,9 @@ async def test_a_result_committed_without_a_poke_still_reaches_the_lead_before_i
 ) -> None:
     async with piagents.Runtime(home, model=MODEL, settings=SETTINGS) as rt:
         lead = await rt.open_root(cwd=work)
-        assert rt.mailbox is not None
-        await rt.mailbox.close()  # the worker's pokes reach nobody: only the store has its news
+        await (
+            rt.presence.close_mailbox()
+        )  # the worker's pokes reach nobody: only the store has its news
         answer = await lead.prompt("delegate: sleep 0.5")
         [generation] = rt.store.generations(root_id=lead.id)
         try:

@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Protocol
 from piagents.agents import texts
 from piagents.agents.accepted import Accepted, Route
 from piagents.agents.errors import AgentCallError
-from piagents.agents.mailbox import poke
 from piagents.agents.ports import AgentsPorts
 from piagents.agents.texts import Shown
 from piagents.agents.unrecorded import FIRST_RETRY_S, LAST_RETRY_S
@@ -238,7 +237,7 @@ class Delivery:
             False,
             delivered=False,
         )
-        route: Route = "poked" if await poke(token) else "stored"
+        route: Route = "poked" if await self.ports.poke(token) else "stored"
         return Accepted(stored, False, None, route)
 
     async def reach(self, recipient: SessionRecord) -> Route:
@@ -248,7 +247,7 @@ class Delivery:
         root_id = recipient.root_id or recipient.id
         store = self.ports.store()
         holder = store.lease_of(root_id)
-        if holder is not None and await poke(holder.token):
+        if holder is not None and await self.ports.poke(holder.token):
             return "poked"
         if store.lease_of(root_id) is not None:
             return "stored"  # its holder takes them when it next drains
@@ -288,18 +287,18 @@ class Delivery:
             return
         holder = store.lease_of(record.root_id or record.id)
         if holder is not None:
-            await poke(holder.token)
+            await self.ports.poke(holder.token)
 
     async def poke(self, token: str) -> bool:
         """Tell the process holding `token` to look in the store now; False when
         nobody listens (it looks when it next starts, or on its own)."""
-        return await poke(token)
+        return await self.ports.poke(token)
 
     def nudge(self, token: str | None) -> None:
         """Poke the process holding `token` (a worker), in the background; nothing
         when there is no token yet or the runtime is closing."""
         if token and not self.ports.closing():
-            self.ports.background(poke(token), "waking a worker")
+            self.ports.background(self.ports.poke(token), "waking a worker")
 
     # ---- receiving -------------------------------------------------------------------
 

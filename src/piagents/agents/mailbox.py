@@ -1,26 +1,38 @@
-"""Wake-ups between runtimes on one home.
+"""Wake-ups between runtimes that share a store.
 
 Messages themselves travel through the store (durable, in the recipient's
-inbox); a runtime only needs a nudge to look. Each runtime listens on an
-abstract Unix socket named after its lease token, so whoever can read the
-lease can reach its holder, and nothing is left on disk.
+inbox); a runtime only needs a nudge to look. The store may have a way of its own
+(PostgreSQL: LISTEN/NOTIFY, across machines: `Store.mailbox` and `Store.notify`);
+otherwise each runtime listens on an abstract Unix socket named after its lease
+token, so whoever can read the lease can reach its holder on this machine, and
+nothing is left on disk.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import sys
 from collections.abc import Callable
 
+from piagents.store.base import Mailbox, Store, StoreError
+
 PREFIX = "pi-agents-"
+
+log = logging.getLogger("piagents")
 
 
 def address(token: str) -> str:
     return "\0" + PREFIX + token
 
 
-class Mailbox:
+def open_mailbox(store: Store, token: str, on_poke: Callable[[], None]) -> Mailbox:
+    """The mailbox of the holder `token`: the store's own, else its Unix socket."""
+    return store.mailbox(token, on_poke) or SocketMailbox(token, on_poke)
+
+
+class SocketMailbox:
     """Calls `on_poke` whenever another runtime says it left inputs for us."""
 
     def __init__(self, token: str, on_poke: Callable[[], None]) -> None:
@@ -52,9 +64,22 @@ class Mailbox:
             self._server = None
 
 
+async def wake(store: Store, token: str) -> bool:
+    """Nudge the runtime holding `token`, through the store when it has a way (sent
+    once the inputs left for it are committed), else on its socket; False when
+    nobody could be told (it takes them from the store when it next looks)."""
+    try:
+        if store.notify(token):
+            return True
+    except StoreError as exc:
+        log.warning("A wake-up could not be sent: %s", exc)
+        return False
+    return await poke(token)
+
+
 async def poke(token: str, timeout: float = 2.0) -> bool:
-    """Nudge the runtime holding `token`; False when nobody listens."""
-    if not Mailbox.supported():
+    """Nudge the runtime holding `token` on this machine; False when nobody listens."""
+    if not SocketMailbox.supported():
         return False
     try:
         async with asyncio.timeout(timeout):

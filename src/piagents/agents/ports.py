@@ -68,3 +68,5 @@ class AgentsPorts:
     wake: WakePolicy
     home: Path
     on_control: Callable[[InputRecord], None]  # a control input for a worker's supervisor
+    # Nudge the runtime holding a lease token (`mailbox.wake`); False: nobody was told.
+    poke: Callable[[str], Coroutine[Any, Any, bool]]

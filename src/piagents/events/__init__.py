@@ -6,8 +6,8 @@ Its public names, each imported on first use from the module that defines it:
 - The records (`records`), one per `type` tag: `AgentLoaded`, `AgentUnloaded`,
   `AgentStateChanged` (with `AgentState`), `InputAccepted`, `InputEnded`,
   `ResultDelivered`, `GenerationChanged`, `ProgramChanged`, `SupervisionChanged`,
-  `ChangedElsewhere`, `SettingsChanged`, `DefinitionsChanged`, `AgentLoopEvent` (a
-  turn's own events) and `EventsLost`; `RuntimeEvent` is their union, and
+  `ChangedElsewhere`, `TakenOver`, `SettingsChanged`, `DefinitionsChanged`,
+  `AgentLoopEvent` (a turn's own events) and `EventsLost`; `RuntimeEvent` is their union, and
   `event_to_json` the one JSON object `--mode json` prints for each.
 - `EventHub`, `Subscription` (`hub`): one runtime's stream, its callbacks and
   bounded async subscriptions (what `Runtime.subscribe` and `Runtime.events` give).
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         RuntimeEvent,
         SettingsChanged,
         SupervisionChanged,
+        TakenOver,
         event_to_json,
     )
 
@@ -62,6 +63,7 @@ __all__ = [
     "SettingsChanged",
     "Subscription",
     "SupervisionChanged",
+    "TakenOver",
     "event_to_json",
 ]
 

@@ -160,6 +160,16 @@ class ChangedElsewhere:
 
 
 @dataclass(frozen=True, slots=True)
+class TakenOver:
+    """Another runtime took over the lease of an Agent loaded here, after this runtime's
+    heartbeat lapsed (it was cut off from the store): the Agent (a root, with its
+    tree) is unloaded here, and nothing more of it is written from here."""
+
+    agent_id: str
+    type: Literal["taken_over"] = field(default="taken_over", init=False)
+
+
+@dataclass(frozen=True, slots=True)
 class AgentLoopEvent:
     """One event of an Agent's harness loop: phases, deltas, committed messages (the
     entries a turn commits), tool starts, retries, compactions, a run's start and end."""
@@ -191,6 +201,7 @@ RuntimeEvent: TypeAlias = (
     | DefinitionsChanged
     | SupervisionChanged
     | ChangedElsewhere
+    | TakenOver
     | AgentLoopEvent
     | EventsLost
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
@@ -123,6 +123,14 @@ class WorkerRecord:
     heartbeat_age: float  # seconds since its last heartbeat (by the store's clock)
     alive: bool  # its heartbeat has not lapsed
     opened: float  # when it registered, in seconds since the epoch
+
+
+class Mailbox(Protocol):
+    """Where a runtime hears that other runtimes left inputs for it in the store."""
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
 
 
 UNSET: Any = object()  # `update_session`: this field is left as it is
@@ -284,6 +292,19 @@ class Store(Protocol):
 
     def workers(self) -> list[WorkerRecord]:
         """The registered holders, the most recently opened first."""
+        ...
+
+    # Wake-ups: the store's own way for runtimes to nudge each other, if it has one.
+
+    def mailbox(self, token: str, on_poke: Callable[[], None]) -> Mailbox | None:
+        """A mailbox on which the holder `token` hears `notify(token)` (PostgreSQL:
+        LISTEN on a connection of its own), or None: the store has none, and runtimes
+        poke each other on this machine (`agents.mailbox`)."""
+        ...
+
+    def notify(self, token: str) -> bool:
+        """Nudge the holder `token` (PostgreSQL: NOTIFY, sent once the transaction it is
+        in commits); False when the store has no way of its own."""
         ...
 
     def acquire_lease(self, session_id: str, holder: LeaseHolder) -> None:

@@ -10,19 +10,19 @@ chosen, so psycopg is needed only then.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from piagents.ai.models import ThinkingLevel
-from piagents.store import postgres_open
-from piagents.store import lease
-from piagents.store.base import UNSET, LeaseHolder, Registration, WorkerRecord
+from piagents.store import lease, postgres_open
+from piagents.store.base import UNSET, LeaseHolder, Mailbox, Registration, WorkerRecord
 from piagents.store.postgres_connection import Connection
 from piagents.store.postgres_entries import EntryLog
 from piagents.store.postgres_generations import GenerationTable
 from piagents.store.postgres_inputs import InputTable
 from piagents.store.postgres_leases import LeaseTable
+from piagents.store.postgres_notify import NotifyMailbox, notify_sql
 from piagents.store.postgres_programs import ProgramTable
 from piagents.store.postgres_search import SearchIndex
 from piagents.store.postgres_sessions import SessionTable
@@ -236,6 +236,14 @@ class PostgresStore:
 
     def workers(self) -> list[WorkerRecord]:
         return self._leases.workers()
+
+    def mailbox(self, token: str, on_poke: Callable[[], None]) -> Mailbox | None:
+        return NotifyMailbox(self.url, self.location, token, on_poke)
+
+    def notify(self, token: str) -> bool:
+        statement, args = notify_sql(token)
+        self._conn.write(lambda db: db.execute(statement, args), idempotent=True, single=True)
+        return True
 
     def acquire_lease(self, session_id: str, holder: LeaseHolder) -> None:
         self._leases.acquire(session_id, holder)

@@ -11,10 +11,10 @@ from typing import Any, TypeVar
 import msgspec
 
 from piagents.store import postgres_layout as layout
-from piagents.store.postgres_leases import LeaseTable
 from piagents.store.base import SessionNotFound, StoreError
 from piagents.store.collector import collector_paused
 from piagents.store.postgres_connection import NOT_SAVED, Connection, Db
+from piagents.store.postgres_leases import LeaseTable
 from piagents.store.postgres_values import text
 from piagents.store.records import (
     ContextItem,

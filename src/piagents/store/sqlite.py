@@ -8,14 +8,14 @@ sessions, entries, inputs, search, leases and generations (`sqlite_*`).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from piagents.ai.models import ThinkingLevel
 from piagents.store import lease
-from piagents.store.base import UNSET, LeaseHolder, Registration, WorkerRecord
+from piagents.store.base import UNSET, LeaseHolder, Mailbox, Registration, WorkerRecord
 from piagents.store.records import (
     ContextItem,
     Entry,
@@ -237,6 +237,12 @@ class SQLiteStore:
 
     def workers(self) -> list[WorkerRecord]:
         return self._leases.workers()
+
+    def mailbox(self, token: str, on_poke: Callable[[], None]) -> Mailbox | None:
+        return None  # one machine: runtimes poke each other's Unix sockets
+
+    def notify(self, token: str) -> bool:
+        return False
 
     def acquire_lease(self, session_id: str, holder: LeaseHolder) -> None:
         self._leases.acquire(session_id, holder)

@@ -64,7 +64,11 @@ class LeaseTable:
         db.execute(
             "INSERT INTO holders (token, host, pid, started, kind, capacity, load, heartbeat, "
             "opened) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT (token) DO UPDATE SET "
-            + ("heartbeat = excluded.heartbeat, load = excluded.load" if load else "heartbeat = excluded.heartbeat"),
+            + (
+                "heartbeat = excluded.heartbeat, load = excluded.load"
+                if load
+                else "heartbeat = excluded.heartbeat"
+            ),
             (h.token, h.host, h.pid, h.started, r.kind, r.capacity, r.load, now, now),
         )
 

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from piagents.atomic_file import write_atomically
-from piagents.config import MAX_DEPTH, MESSAGE_LIMIT_RANGE, json_depth
+from piagents.config import MAX_DEPTH, MESSAGE_LIMIT_RANGE
+from piagents.json_depth import json_depth
 from piagents.read_model import ReadModel
 
 SECTION = "pi-agents"
