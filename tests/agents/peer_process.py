@@ -1,8 +1,8 @@
 """A second runtime in its own process, for the cross-process tests.
 
-    python peer_process.py HOME CWD NAME READY_FILE LOG_FILE STOP_FILE
+    python peer_process.py HOME CWD NAME READY_FILE LOG_FILE STOP_FILE [STORE_URL]
 
-Opens a root named NAME, writes its ID to READY_FILE, logs every model call's
+Opens a root named NAME (in the PostgreSQL store at STORE_URL, if given), writes its ID to READY_FILE, logs every model call's
 last user message to LOG_FILE, and runs until STOP_FILE exists.
 """
 
@@ -38,8 +38,10 @@ def scripted(call):
     return "served in the background"
 
 
-async def main(home, cwd, name, ready, log, stop):
-    async with piagents.Runtime(home=home, model=FunctionModel(logging_route(Path(log)))) as rt:
+async def main(home, cwd, name, ready, log, stop, store=None):
+    settings = {"store": store} if store else None
+    model = FunctionModel(logging_route(Path(log)))
+    async with piagents.Runtime(home=home, model=model, settings=settings) as rt:
         root = await rt.open_root(cwd=cwd, name=name)
         if name == "crasher":
             await root.prompt("before the crash")
@@ -55,4 +57,4 @@ async def main(home, cwd, name, ready, log, stop):
 
 
 if __name__ == "__main__":
-    asyncio.run(main(*sys.argv[1:7]))
+    asyncio.run(main(*sys.argv[1:8]))

@@ -88,3 +88,34 @@ async def test_a_result_handed_over_from_a_worker_only_pokes_the_owners_holder(h
         worker.delivery.commit(worker.delivery.result_record(lead.id, sender.id, lead.id, "done"))
         worker.delivery.hand_over(lead.id, wake=False)
         await until(lambda: answered == ["done"])
+
+
+async def test_on_postgresql_a_holder_whose_listener_connection_was_ended_still_gets_it(
+    tmp_path, work, script, postgres_url
+):
+    import psycopg
+
+    from piagents.store.postgres_notify import listener_name
+
+    answered = []
+    script.on("held", lambda call: answered.append(user_texts(call)[-1]) or "ok")
+    url = postgres_url
+    async with (
+        runtime(tmp_path / "a", script, store=url) as holder,
+        runtime(tmp_path / "b", script, store=url) as other,
+    ):
+        held = await holder.open_root(cwd=work, name="held")
+        name = listener_name(holder.holder.token)
+        with psycopg.connect(url, autocommit=True) as db:
+            ended = db.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE application_name = %s",
+                (name,),
+            ).fetchall()
+        assert ended == [(True,)]
+        # Sent at once: the NOTIFY may come while nobody listens; it is found all the same.
+        record = other.store.get_session(held.id)
+        accepted = await other.delivery.deliver(None, record, "after the cut", "followUp")
+        assert accepted.route == "poked"
+        await until(lambda: answered == ["after the cut"])
+        await until(lambda: holder.presence.mailbox.reconnections == 1)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import piagents
+from piagents.agents.mailbox import poke
 from piagents.store.base import SessionInUse
 from piagents.testing import FunctionModel
 from support import until
@@ -16,7 +17,7 @@ from support import until
 HERE = Path(__file__).parent
 
 
-def start_peer(home, cwd, name, tmp_path):
+def start_peer(home, cwd, name, tmp_path, store=None):
     ready, log, stop = tmp_path / f"{name}.id", tmp_path / f"{name}.log", tmp_path / f"{name}.stop"
     env = {**os.environ, "PYTHONPATH": f"{HERE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     proc = subprocess.Popen(
@@ -29,6 +30,7 @@ def start_peer(home, cwd, name, tmp_path):
             str(ready),
             str(log),
             str(stop),
+            *((store,) if store else ()),
         ],
         env=env,
         stdin=subprocess.DEVNULL,
@@ -66,6 +68,34 @@ async def test_a_root_messages_a_root_held_by_another_process(home, work, tmp_pa
             # the session is in use by the other process
             with pytest.raises(SessionInUse, match=f"pid {proc.pid} "):
                 await rt.open_root(session=bob_id)
+    finally:
+        stop.touch()
+        proc.wait(timeout=20)
+
+
+async def test_on_postgresql_a_root_held_by_another_process_is_woken_by_notify(
+    tmp_path, work, postgres_url
+):
+    # Two homes, as on two machines: nothing but the database is shared.
+    peer_home, home = tmp_path / "peer-home", tmp_path / "home"
+    proc, ready, log, stop = start_peer(peer_home, work, "bob", tmp_path, postgres_url)
+    try:
+        await until(ready.exists)
+        bob_id = ready.read_text()
+        model = FunctionModel(lambda c: "alice")
+        settings = {"store": postgres_url}
+        async with piagents.Runtime(home=home, model=model, settings=settings) as rt:
+            bob_holder = rt.store.lease_of(bob_id)
+            assert bob_holder is not None and bob_holder.pid == proc.pid
+            assert not await poke(bob_holder.token)  # no Unix socket: only the database
+            alice = await rt.open_root(cwd=work, name="alice")
+            res = await alice.call_tool(
+                "agent", {"action": "send", "target": bob_id, "message": "over the database"}
+            )
+            assert res.text == f"Input accepted by bob ({bob_id[:8]})."
+            await until(lambda: log.exists() and "over the database" in log.read_text())
+            [accepted] = rt.store.inputs(recipient_ids=[bob_id])
+            assert accepted.delivered  # taken by bob's runtime, woken by the NOTIFY
     finally:
         stop.touch()
         proc.wait(timeout=20)

@@ -1,0 +1,76 @@
+"""Wake-ups on PostgreSQL: a NOTIFY on a holder's channel reaches its listener, and a
+listener whose connection the server ended connects again and says so once (a
+NOTIFY sent meanwhile is lost: the runtime then looks in the store)."""
+
+from __future__ import annotations
+
+import psycopg
+
+from piagents.store.postgres import PostgresStore
+from piagents.store.postgres_notify import NotifyMailbox, listener_name
+from support import until
+
+
+def _sql(url: str, sql: str, *args: object) -> list[tuple[object, ...]]:
+    with psycopg.connect(url, autocommit=True) as db:
+        return db.execute(sql, args).fetchall()  # type: ignore[arg-type]
+
+
+def _backends(url: str, token: str) -> list[object]:
+    """The server processes of the listener of `token`."""
+    rows = _sql(
+        url, "SELECT pid FROM pg_stat_activity WHERE application_name = %s", listener_name(token)
+    )
+    return [r[0] for r in rows]
+
+
+async def test_a_notify_reaches_the_listener_of_its_token_only(postgres_url) -> None:
+    store = PostgresStore(postgres_url)
+    pokes: dict[str, int] = {"a": 0, "b": 0}
+
+    def counter(name: str):
+        def poked() -> None:
+            pokes[name] += 1
+
+        return poked
+
+    a = store.mailbox("a" * 32, counter("a"))
+    b = store.mailbox("b" * 32, counter("b"))
+    assert isinstance(a, NotifyMailbox) and isinstance(b, NotifyMailbox)
+    await a.start()
+    await b.start()
+    try:
+        assert store.notify("a" * 32)
+        await until(lambda: pokes["a"] == 1, "the NOTIFY to reach a")
+        with store.batch():  # inside a transaction: sent when it commits
+            store.notify("b" * 32)
+        await until(lambda: pokes["b"] == 1, "the NOTIFY to reach b")
+        assert pokes == {"a": 1, "b": 1}
+    finally:
+        await a.close()
+        await b.close()
+        store.close()
+
+
+async def test_a_listener_whose_connection_was_ended_reconnects_and_looks_once(
+    postgres_url,
+) -> None:
+    store = PostgresStore(postgres_url)
+    token = "c" * 32
+    pokes = []
+    mailbox = store.mailbox(token, lambda: pokes.append(1))
+    assert isinstance(mailbox, NotifyMailbox)
+    await mailbox.start()
+    try:
+        [first] = await until(lambda: _backends(postgres_url, token), "its connection")
+        _sql(postgres_url, "SELECT pg_terminate_backend(%s)", first)
+        # Connected again (a new server process), it looks in the store once.
+        await until(lambda: mailbox.reconnections == 1 and len(pokes) == 1, "a reconnection")
+        [second] = await until(lambda: _backends(postgres_url, token), "the new connection")
+        assert second != first
+        store.notify(token)
+        await until(lambda: len(pokes) == 2, "the NOTIFY after the reconnection")
+    finally:
+        await mailbox.close()
+        store.close()
+    await until(lambda: _backends(postgres_url, token) == [], "the listener's connection closed")
