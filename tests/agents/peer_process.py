@@ -2,8 +2,9 @@
 
     python peer_process.py HOME CWD NAME READY_FILE LOG_FILE STOP_FILE [STORE_URL]
 
-Opens a root named NAME (in the PostgreSQL store at STORE_URL, if given), writes its ID to READY_FILE, logs every model call's
-last user message to LOG_FILE, and runs until STOP_FILE exists.
+Opens a root named NAME (in the PostgreSQL store at STORE_URL, if given), writes its
+ID to READY_FILE, logs every model call's last user message to LOG_FILE, and runs
+until STOP_FILE exists.
 """
 
 import asyncio
