@@ -41,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="pi-agents",
         description="A coding agent whose Agents spawn, message, wait for and abort each other.",
         epilog="Commands: `pi-agents sessions` lists sessions; "
+        "`pi-agents workers` lists the runtimes and workers of a store; "
         "`pi-agents export <session> [-o FILE]` writes one as JSONL; "
         "`pi-agents trust [PATH]` trusts a project's agent definitions.",
     )
@@ -162,6 +163,10 @@ def _command(args_list: list[str]) -> int:
         return worker_main(args_list[1:])
     if args_list and args_list[0] == "sessions":
         return _sessions(args_list[1:])
+    if args_list and args_list[0] == "workers":
+        from piagents import cli_workers
+
+        return cli_workers.main(args_list[1:], _open_store_to_read, home_of)
     if args_list and args_list[0] == "export":
         return _export(args_list[1:])
     if args_list and args_list[0] == "trust":
@@ -193,21 +198,27 @@ def _command(args_list: list[str]) -> int:
 def _open_store_to_read(home: Path, url: str | None) -> Any:
     """The store opened read-only (it works in a read-only home, and writes nothing),
     or None when there is none yet: `--store`'s, else the home settings', else the
-    home's SQLite store."""
+    home's SQLite store; its leases lapse as the home's settings say."""
     from piagents.config import read_settings_file
+    from piagents.store import lease
     from piagents.store.base import StoreError, StoreNotFound
     from piagents.store.selection import open_store
     from piagents.store.url import checked_url
 
+    # Only the store and lease settings: the rest of the file does not matter here.
+    path = home / "settings.json"
+    raw = read_settings_file(path)[0]
+    agents = raw.get("pi-agents")
+    lapse = agents.get("leaseLapseMs") if isinstance(agents, dict) else None
+    lapse_s = lapse / 1000 if type(lapse) is int and lapse > 0 else lease.LAPSE_S
     if url is not None:
         store_settings(url)  # a bad URL is a usage error
-    else:  # only the store setting: the rest of the file does not matter here
-        path = home / "settings.json"
-        url, problem = checked_url(read_settings_file(path)[0].get("store"))
+    else:
+        url, problem = checked_url(raw.get("store"))
         if problem is not None:
             raise CliError(f"{path}: store: {problem}.")
     try:
-        return open_store(home, url, read_only=True)
+        return open_store(home, url, read_only=True, lease_lapse=lapse_s)
     except StoreNotFound:
         return None
     except StoreError as exc:

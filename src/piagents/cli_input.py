@@ -15,7 +15,13 @@ import select
 import sys
 from collections.abc import Callable, Sequence
 
-COMMANDS = ("sessions", "export", "trust", "serve")  # the ones shown; `worker` is internal
+COMMANDS = (
+    "sessions",
+    "workers",
+    "export",
+    "trust",
+    "serve",
+)  # the ones shown; `worker` is internal
 NOTICE_AFTER_S = 3.0  # silence on a pipe for this long: say what we are waiting for
 MAX_PIPED_BYTES = 8 * 1024 * 1024
 
