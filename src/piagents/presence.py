@@ -1,12 +1,18 @@
 """How a runtime is present in its store: its lease holder, registered with a heartbeat
-that a background task renews (one statement for all its leases), and its mailbox, on
+renewed (one statement for all its leases) by a thread of its own, and its mailbox, on
 which other runtimes wake it.
 
-Each renewal also says which leases the holder still has: one it had (or an Agent
-loaded here that needs one) and no longer has was taken over by another runtime
-after this one's heartbeat lapsed, while it was cut off from the store. The runtime
-is told (`on_lost`), and stops using those sessions; the store refuses its writes
-to them in any case (LeaseLost).
+The heartbeat is a thread's, not a task's, so that it says the process is alive even
+while the event loop is busy with a long step: what it must not say is only that the
+process is gone (or cut off from the store), as on the holder's own machine a lease
+used to be judged by its process alone.
+
+Each renewal also says which leases the holder still has: one it had (or a root
+loaded here) and no longer has was taken over by another runtime after this one's
+heartbeat lapsed, while it was cut off from the store. That is checked again on the
+event loop (where Agents are loaded, so the two agree), then the runtime is told
+(`on_lost`) and stops using those sessions; the store refuses its writes to them in
+any case (LeaseLost).
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
@@ -49,7 +56,8 @@ class Presence:
         self._store: Store | None = None
         self._held: frozenset[str] = frozenset()  # what the last renewal found ours
         self._lost: set[str] = set()  # reported taken over already
-        self._renewing: asyncio.Task[None] | None = None
+        self._stop = threading.Event()
+        self._renewing: threading.Thread | None = None
 
     def registration(self) -> Registration:
         assert self.holder is not None
@@ -62,35 +70,58 @@ class Presence:
         store.register(self.registration())
         self.mailbox = open_mailbox(store, self.holder.token, self.on_poke)
         await self.mailbox.start()
-        self._renewing = asyncio.get_running_loop().create_task(self._renew(renew_every))
+        loop = asyncio.get_running_loop()
+        self._renewing = threading.Thread(
+            target=self._renew,
+            args=(store, renew_every, loop),
+            name="pi-agents heartbeat",
+            daemon=True,  # a runtime never closed does not keep its process from exiting
+        )
+        self._renewing.start()
         return self.holder
 
-    async def _renew(self, every: float) -> None:
-        while True:
-            await asyncio.sleep(every)  # the heartbeat's period
+    def _renew(self, store: Store, every: float, loop: asyncio.AbstractEventLoop) -> None:
+        """The heartbeat thread: renew every `every` seconds until closed."""
+        while not self._stop.wait(every):
             try:
-                self.beat()
+                held = store.renew(self.registration())
             except StoreError as exc:  # the leases lapse if this lasts; checked when it works
                 log.warning("The heartbeat of this runtime's leases failed: %s", exc)
+                continue
+            with contextlib.suppress(RuntimeError):  # the loop has closed
+                loop.call_soon_threadsafe(self._renewed, held)
+
+    def _lost_of(self, held: frozenset[str]) -> list[str]:
+        needed = {i for i, a in self.agents.items() if a.session.record.is_root}
+        self._lost &= needed | set(self.agents)  # forget those unloaded since
+        return sorted(i for i in (self._held | needed) - held - self._lost if i in self.agents)
+
+    def _renewed(self, held: frozenset[str]) -> None:
+        """On the loop, after the thread's renewal: what it found missing, checked again."""
+        if self._store is None or self._stop.is_set():
+            return
+        if not self._lost_of(held):
+            self._held = held
+            return
+        try:
+            self.beat()  # a lease taken meanwhile by this runtime is not one lost
+        except StoreError as exc:
+            log.warning("The heartbeat of this runtime's leases failed: %s", exc)
 
     def beat(self) -> None:
         """Renew the heartbeat now, and report the leases another holder took."""
         assert self._store is not None
         held = self._store.renew(self.registration())
-        needed = {i for i, a in self.agents.items() if a.session.record.is_root}
-        lost = sorted((self._held | needed) - held - self._lost)
+        lost = self._lost_of(held)
         self._held = held
-        self._lost &= needed | set(self.agents)  # forget those unloaded since
         for sid in lost:
-            agent = self.agents.get(sid)
-            if agent is not None:
-                log.warning(
-                    "Session %s was taken over by another pi-agents runtime after this one's "
-                    "lease lapsed (it was cut off from the store); it is unloaded here.",
-                    sid,
-                )
-                self._lost.add(sid)
-                self.on_lost(agent)
+            log.warning(
+                "Session %s was taken over by another pi-agents runtime after this one's "
+                "lease lapsed (it was cut off from the store); it is unloaded here.",
+                sid,
+            )
+            self._lost.add(sid)
+            self.on_lost(self.agents[sid])
 
     async def close_mailbox(self) -> None:
         """Hear no more wake-ups (what comes now waits in the store)."""
@@ -99,10 +130,9 @@ class Presence:
 
     async def close(self) -> None:
         """Stop the heartbeat and leave the registry (the leases were released)."""
+        self._stop.set()
         if self._renewing is not None:
-            self._renewing.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._renewing
+            await asyncio.to_thread(self._renewing.join)  # a renewal under way ends first
             self._renewing = None
         await self.close_mailbox()
         if self.holder is not None:
