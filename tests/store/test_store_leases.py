@@ -190,3 +190,42 @@ def test_the_registry_lists_holders_with_their_heartbeat_until_they_unregister(
     assert [r.load for r in store.workers() if r.token == "w1"] == [3]
     store.unregister("w1")
     assert [r.token for r in store.workers()] == [a.token]
+
+
+def test_a_holder_that_leaves_the_registry_with_a_lease_left_lets_it_lapse_at_once(
+    backend, holders
+) -> None:
+    a, b = _holder(holders), _holder(holders)
+    store = backend.open(lease_lapse=LONG)
+    store.register(Registration(a))
+    kept, released = _session(store), _session(store)
+    store.acquire_lease(kept, a)
+    store.acquire_lease(released, a)
+    store.release_lease(released, a)
+    store.unregister(a.token)  # as a runtime closes, its release of `kept` having failed
+    assert store.lease_of(kept) is None  # lapsed, though no lapse has passed
+    [listed] = [w for w in store.workers() if w.token == a.token]
+    assert not listed.alive  # listed while a lease names it, so that lease stays lapsed
+    store.acquire_lease(kept, b)
+    store.unregister(a.token)
+    assert [w.token for w in store.workers()] == [b.token]
+
+
+def test_holders_long_lapsed_leave_the_registry_unless_a_lease_names_them(
+    backend, holders, monkeypatch
+) -> None:
+    monkeypatch.setattr(lease, "FORGOTTEN_S", SHORT)
+    a = _holder(holders)
+    store = backend.open(lease_lapse=LONG)
+    idle = LeaseHolder(4_000_002, "another-machine", "idle", "1")
+    busy = LeaseHolder(4_000_003, "another-machine", "busy", "1")
+    store.register(Registration(idle))
+    store.register(Registration(busy))
+    store.acquire_lease(_session(store), busy)
+
+    def pruned() -> set[str]:
+        store.register(Registration(a))  # every registration forgets the long lapsed
+        return {w.token for w in store.workers()}
+
+    eventually(lambda: "idle" not in pruned(), "the idle holder to be forgotten")
+    assert pruned() == {a.token, "busy"}

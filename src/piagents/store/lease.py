@@ -15,6 +15,7 @@ from piagents.store.base import LeaseHolder
 
 RENEW_S = 5.0  # how often a holder renews its heartbeat
 LAPSE_S = 15.0  # how old a heartbeat may be before its holder's leases may be taken
+FORGOTTEN_S = 86_400.0  # a holder lapsed this long, with no lease left, leaves the registry
 
 # Runtimes of this process that are open now; a lease naming our pid with a
 # token not in this set belongs to a runtime that has closed or crashed.

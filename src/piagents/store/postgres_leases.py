@@ -65,11 +65,17 @@ class LeaseTable:
     # ---- the registry of holders --------------------------------------------------
 
     def register(self, registration: Registration) -> None:
-        self.conn.write(
-            lambda db: db.execute(UPSERT + ", load = excluded.load", _args(registration)),
-            idempotent=True,
-            single=True,
-        )
+        def register(db: Db) -> None:
+            db.execute(UPSERT + ", load = excluded.load", _args(registration))
+            # Holders long gone, with no lease left, leave the registry.
+            db.execute(
+                "DELETE FROM holders WHERE heartbeat < clock_timestamp() - "
+                "make_interval(secs => %s) AND NOT EXISTS "
+                "(SELECT 1 FROM sessions WHERE lease_token = holders.token)",
+                (lease.FORGOTTEN_S,),
+            )
+
+        self.conn.write(register, idempotent=True)
         self._fence = registration.holder.token
 
     def renew(self, registration: Registration) -> frozenset[str]:
@@ -86,11 +92,16 @@ class LeaseTable:
         return frozenset(r[0] for r in rows)
 
     def unregister(self, token: str) -> None:
-        self.conn.write(
-            lambda db: db.execute("DELETE FROM holders WHERE token = %s", (token,)),
-            idempotent=True,
-            single=True,
-        )
+        def unregister(db: Db) -> None:
+            # A lease it still names (its release failed) has lapsed from now on.
+            db.execute("UPDATE holders SET heartbeat = 'epoch' WHERE token = %s", (token,))
+            db.execute(
+                "DELETE FROM holders WHERE token = %(t)s AND NOT EXISTS "
+                "(SELECT 1 FROM sessions WHERE lease_token = %(t)s)",
+                {"t": token},
+            )
+
+        self.conn.write(unregister, idempotent=True)
 
     def workers(self) -> list[WorkerRecord]:
         rows = self.conn.fetch(

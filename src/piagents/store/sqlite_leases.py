@@ -53,8 +53,15 @@ class LeaseTable:
     # ---- the registry of holders --------------------------------------------------
 
     def register(self, registration: Registration) -> None:
+        now = time.time()
         with self.conn.tx() as db:
-            self._upsert(db, registration, time.time())
+            self._upsert(db, registration, now)
+            # Holders long gone, with no lease left, leave the registry.
+            db.execute(
+                "DELETE FROM holders WHERE heartbeat < ? AND NOT EXISTS "
+                "(SELECT 1 FROM sessions WHERE lease_token = holders.token)",
+                (now - lease.FORGOTTEN_S,),
+            )
         self._fence = registration.holder.token
 
     @staticmethod
@@ -82,7 +89,13 @@ class LeaseTable:
 
     def unregister(self, token: str) -> None:
         with self.conn.tx() as db:
-            db.execute("DELETE FROM holders WHERE token = ?", (token,))
+            # A lease it still names (its release failed) has lapsed from now on.
+            db.execute("UPDATE holders SET heartbeat = 0 WHERE token = ?", (token,))
+            db.execute(
+                "DELETE FROM holders WHERE token = ?1 AND NOT EXISTS "
+                "(SELECT 1 FROM sessions WHERE lease_token = ?1)",
+                (token,),
+            )
 
     def workers(self) -> list[WorkerRecord]:
         if self._holder is NO_HOLDERS:
