@@ -48,6 +48,8 @@ EVERY_KEY: dict[str, Any] = {
         "contextRetirement": False,
         "inlineAttachmentLimitBytes": 1024,
         "mailboxPayloadLimitBytes": 2048,
+        "leaseRenewMs": 1000,
+        "leaseLapseMs": 4000,
     },
     "store": "postgresql://pi@db.example:5432/agents",
 }
@@ -98,6 +100,8 @@ def test_every_setting_key_is_read_into_the_settings() -> None:
         context_retirement=False,
         inline_attachment_limit_bytes=1024,
         mailbox_payload_limit_bytes=2048,
+        lease_renew_ms=1000,
+        lease_lapse_ms=4000,
     )
     assert s.store == "postgresql://pi@db.example:5432/agents"
 
@@ -549,3 +553,14 @@ def test_a_store_that_is_not_a_postgresql_url_is_an_error(value: object, problem
 def test_without_a_store_setting_the_home_keeps_its_sqlite_store() -> None:
     assert parse_settings({"store": None}).store is None
     assert parse_settings({}).store is None
+
+
+def test_lease_heartbeats_are_set_under_pi_agents_and_a_bad_one_warns() -> None:
+    assert (AgentsSettings().lease_renew_ms, AgentsSettings().lease_lapse_ms) == (5_000, 15_000)
+    s = parse_settings({"pi-agents": {"leaseRenewMs": 200, "leaseLapseMs": 900}})
+    assert (s.agents.lease_renew_ms, s.agents.lease_lapse_ms) == (200, 900)
+    bad = parse_settings({"pi-agents": {"leaseLapseMs": 0}}, "s.json")
+    assert bad.agents.lease_lapse_ms == 15_000
+    assert bad.warnings == (
+        "s.json: pi-agents.leaseLapseMs: expected a positive integer, got 0; using the default.",
+    )
