@@ -4,12 +4,19 @@
 
 Opens a root named NAME (in the PostgreSQL store at STORE_URL, if given), writes its
 ID to READY_FILE, logs every model call's last user message to LOG_FILE, and runs
-until STOP_FILE exists.
+until STOP_FILE exists. With PEER_HOST set it runs as if on that machine; with
+PEER_AGENTS_SETTINGS (JSON), those are its `pi-agents` settings.
 """
 
 import asyncio
+import json
+import os
+import socket
 import sys
 from pathlib import Path
+
+if os.environ.get("PEER_HOST"):
+    socket.gethostname = lambda: os.environ["PEER_HOST"]  # "another machine"
 
 import piagents
 from piagents.testing import FunctionModel
@@ -40,7 +47,9 @@ def scripted(call):
 
 
 async def main(home, cwd, name, ready, log, stop, store=None):
-    settings = {"store": store} if store else None
+    settings = {"store": store} if store else {}
+    if os.environ.get("PEER_AGENTS_SETTINGS"):
+        settings["pi-agents"] = json.loads(os.environ["PEER_AGENTS_SETTINGS"])
     model = FunctionModel(logging_route(Path(log)))
     async with piagents.Runtime(home=home, model=model, settings=settings) as rt:
         root = await rt.open_root(cwd=cwd, name=name)

@@ -1,6 +1,7 @@
 """Roots in different processes on one home see and message each other."""
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -17,9 +18,13 @@ from support import until
 HERE = Path(__file__).parent
 
 
-def start_peer(home, cwd, name, tmp_path, store=None):
+def start_peer(home, cwd, name, tmp_path, store=None, **peer_env):
     ready, log, stop = tmp_path / f"{name}.id", tmp_path / f"{name}.log", tmp_path / f"{name}.stop"
-    env = {**os.environ, "PYTHONPATH": f"{HERE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{HERE}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+        **peer_env,
+    }
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -96,6 +101,47 @@ async def test_on_postgresql_a_root_held_by_another_process_is_woken_by_notify(
             await until(lambda: log.exists() and "over the database" in log.read_text())
             [accepted] = rt.store.inputs(recipient_ids=[bob_id])
             assert accepted.delivered  # taken by bob's runtime, woken by the NOTIFY
+    finally:
+        stop.touch()
+        proc.wait(timeout=20)
+
+
+async def test_a_root_of_a_killed_process_on_another_machine_is_taken_over_once_it_lapsed(
+    tmp_path, work, postgres_url
+):
+    leases = {"leaseRenewMs": 50, "leaseLapseMs": 2000}
+    proc, ready, _log, stop = start_peer(
+        tmp_path / "peer-home",
+        work,
+        "bob",
+        tmp_path,
+        postgres_url,
+        PEER_HOST="machine-b",
+        PEER_AGENTS_SETTINGS=json.dumps(leases),
+    )
+    try:
+        await until(ready.exists)
+        bob_id = ready.read_text()
+        model = FunctionModel(lambda c: "taken over")
+        settings = {"store": postgres_url, "pi-agents": leases}
+        async with piagents.Runtime(home=tmp_path / "home", model=model, settings=settings) as rt:
+            with pytest.raises(SessionInUse, match=f"pid {proc.pid} on machine-b"):
+                await rt.open_root(session=bob_id)
+            proc.kill()  # kill -9: nothing released; its pid means nothing on this machine
+            proc.wait()
+            assert rt.store.lease_of(bob_id) is not None  # until its heartbeat lapses
+
+            async def take_over():
+                try:
+                    return await rt.open_root(session=bob_id)
+                except SessionInUse:
+                    return None
+
+            bob = await until(take_over, "bob's heartbeat to lapse")
+            assert await bob.prompt("are you there") == "taken over"
+            [me] = [w for w in rt.store.workers() if w.token == rt.holder.token]
+            [gone] = [w for w in rt.store.workers() if w.host == "machine-b"]
+            assert me.alive and not gone.alive
     finally:
         stop.touch()
         proc.wait(timeout=20)
