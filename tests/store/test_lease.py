@@ -47,3 +47,19 @@ def test_a_killed_process_is_gone_and_another_machines_is_unknown() -> None:
     assert lease.presence(holder) == "gone"
     elsewhere = LeaseHolder(child.pid, "another-machine", "token", holder.started)
     assert lease.presence(elsewhere) == "unknown"
+
+
+def test_a_heartbeat_decides_unless_the_process_here_is_gone() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        here = _holder(child.pid)
+        assert lease.is_alive(here, True)
+        assert not lease.is_alive(here, False)  # alive, but its heartbeat lapsed
+        assert lease.is_alive(here, None)  # no heartbeat recorded: its process decides
+    finally:
+        child.kill()
+        child.wait()
+    assert not lease.is_alive(here, True)  # gone here: at once, whatever its heartbeat
+    elsewhere = LeaseHolder(child.pid, "another-machine", "token", here.started)
+    assert lease.is_alive(elsewhere, True)
+    assert not lease.is_alive(elsewhere, False)
