@@ -210,3 +210,15 @@ def test_the_first_repeat_of_a_call_ends_the_block_after_the_calls_before_it() -
         ("agent", {"action": "spawn", "name": "a", "message": "m"}),
         ("agent", {"action": "spawn", "name": "b", "message": "m"}),
     ]
+
+
+def test_strings_in_the_call_grammar_take_no_raw_control_characters() -> None:
+    # A raw newline inside a string makes the block unreadable JSON (seen: a Program's
+    # code left unclosed and the block written on inside it); `\n` escapes stay allowed.
+    pytest.importorskip("llama_cpp")
+    from piagents.ai.local_format import calls_grammar
+
+    chars = [line for line in calls_grammar([READ]).splitlines() if line.startswith("char ::=")]
+
+    assert len(chars) == 1
+    assert chars[0].startswith('char ::= [^"\\\\\\x00-\\x1F] | "\\\\" (')

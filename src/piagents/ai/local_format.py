@@ -166,11 +166,19 @@ def calls_grammar(tools: Sequence[ToolSpec]) -> str:
     rules: str = json_schema_to_gbnf(json.dumps(call_schema), prop_order=["name", "arguments"])
     # The converter names its top rule `root`; ours wraps it.
     rules = re.sub(r"(?m)^root ::=", "call ::=", rules)
+    # Its strings take raw control characters, which JSON does not: a newline written
+    # inside a string (seen: a Program's code left unclosed, the block written on inside
+    # it) made the whole block unreadable. Escapes (`\n`) stay allowed.
+    rules = rules.replace(_CONVERTER_CHAR, _JSON_CHAR)
     root = (
         f'root ::= "{_gbnf(CALL_OPEN)}" ( "{_gbnf(CALL_CLOSE)}" | '
         f'"\\n" call (",\\n" call)* "\\n{_gbnf(CALL_CLOSE)}" )'
     )
     return f"{root}\n{rules}"
+
+
+_CONVERTER_CHAR = 'char ::= [^"\\\\] |'
+_JSON_CHAR = 'char ::= [^"\\\\\\x00-\\x1F] |'
 
 
 def _gbnf(literal: str) -> str:
