@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import tempfile
 import time
 from dataclasses import asdict, dataclass
@@ -80,6 +81,17 @@ class Run:
             and self.calls[0]["args"].get("action") == "run"
             and bool(self.calls[0]["args"].get("code"))
         )
+
+    @property
+    def names(self) -> list[str]:
+        """The Agents' names in the Program's code."""
+        code = self.calls[0]["args"].get("code") or "" if self.calls else ""
+        return re.findall(r"agent\(name='([^']*)'\)", code)
+
+    @property
+    def reported(self) -> bool:
+        """The final answer names each of the Program's Agents."""
+        return bool(self.names) and all(n.lower() in self.answer.lower() for n in self.names)
 
     @property
     def both_answered(self) -> bool:
@@ -266,7 +278,15 @@ def main() -> None:
     for i in chosen:
         r = run(requests[i])
         (fan_out if i < len(FAN_OUT) else questions).append(r)
-        emit({"kind": "run", **asdict(r), "program_call": r.program_call, "ok": r.both_answered})
+        emit(
+            {
+                "kind": "run",
+                **asdict(r),
+                "program_call": r.program_call,
+                "ok": r.both_answered,
+                "reported": r.reported,
+            }
+        )
         note(
             f"[{i}] {r.seconds:.1f} s call={r.program_call} state={r.program_state} "
             f"value={r.value!r} answer={r.answer[:100]!r}\n    P(call): "
@@ -276,15 +296,18 @@ def main() -> None:
         times = [r.seconds for r in fan_out]
         calls = sum(r.program_call for r in fan_out)
         done = sum(r.both_answered for r in fan_out)
+        reported = sum(r.both_answered and r.reported for r in fan_out)
         result(
             "local",
             f"Program fan-out (2 Agents), {len(fan_out)} phrasings: {calls} valid program "
-            f"calls, {done} completed with both answers",
+            f"calls, {done} completed with both answers, {reported} of them reported naming "
+            "both Agents",
             times,
             unit="s",
             target=None,
             spread="minmax",
             succeeded=done,
+            reported=reported,
             runs=len(fan_out),
         )
     if questions:
