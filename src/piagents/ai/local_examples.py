@@ -4,7 +4,9 @@ A 135M model copies patterns far better than it follows instructions, so each to
 gets examples of the replies it needs, and never another's: the `agent` tool has two
 faces with the same name (pi-agents' spawn/send/wait, and the supervision face's
 delegate/continue/...), told apart by the actions their schema offers. Shown the other
-face's examples, the model answers with their made-up IDs ("spawn: 0a1b2c3d").
+face's examples, the model answers with their made-up IDs ("spawn: 0a1b2c3d"). With
+the `program` tool offered, its own examples are shown instead (a Program makes the
+Agents).
 
 The tool and result texts copy the tools' own (piagents.agents.texts,
 piagents.supervision.texts; tests keep them equal; a Program's result is built by
@@ -61,8 +63,8 @@ def _actions(tool: ToolSpec) -> set[str]:
 
 
 def examples(tools: Sequence[ToolSpec]) -> list[Message]:
-    """Questions answered in prose and, when an `agent` tool is offered, the pattern its
-    face needs."""
+    """Questions answered in prose and, when the `program` tool or an `agent` tool is
+    offered, the pattern its face needs."""
     shown = face(tools)
     first = _question("What is two plus two?", "Two plus two is four.", "77aa88bb")
     last = _question("Write one sentence about rain.", "Rain taps softly on the roof.", "3c4d5e6f")
