@@ -194,7 +194,7 @@ def test_questions_and_an_agents_tasks_stand_between_the_programs_two_programs_l
     ]  # fmt: skip
     wrapped = [m.text for m in asked if m.text.startswith("<agent-message")]
     assert [w.split("\n")[1] for w in wrapped] == ["Name a bird", "Say a greeting"]
-    assert shown[-1].text == "river said: The Nile.\nmountain said: Everest."
+    assert shown[-1].text == "river: The Nile.\nmountain: Everest."
 
 
 async def test_each_program_example_shows_what_the_program_tool_returns_for_its_code(

@@ -205,12 +205,14 @@ def _program_run(
     request: str, agents: list[tuple[str, str, str]], call_id: str, seconds: float
 ) -> list[Message]:
     """`request`, served by one Program asking each (name, message, answer) Agent at once,
-    the result as the tool returns it, and a report line per Agent (`fox said: ...`)."""
+    the result as the tool returns it, and a report line per Agent (`fox: Hat.`; measured,
+    reports named both Agents in 5 of 10 phrasings, against 3 of 10 with `fox said: Hat.`
+    as the agents face has it)."""
     sends = ", ".join(f"agent(name='{name}').send('{msg}')" for name, msg, _ in agents)
     code = f"return await asyncio.gather({sends})"
     value = [said for _, _, said in agents]
     result = program_texts.completed(seconds, program_texts.output_text((), (), value))
-    answer = "\n".join(f"{name} said: {said}" for name, _, said in agents)
+    answer = "\n".join(f"{name}: {said}" for name, _, said in agents)
     return [
         UserMessage.of(request),
         AssistantMessage(
