@@ -3,16 +3,29 @@
 from __future__ import annotations
 
 import itertools
+import json
+import re
+from pathlib import Path
 
 import jsonschema
 import pytest
 
+import piagents
 from piagents.agents import texts
 from piagents.agents.tool import parameters as agent_parameters
-from piagents.ai.local_examples import agent_face, examples
-from piagents.ai.local_format import NO_CALLS, chatml
-from piagents.ai.messages import AssistantMessage, ToolResultMessage, UserMessage
+from piagents.ai.faux import FunctionModel, ModelCall
+from piagents.ai.local_examples import agent_face, examples, face
+from piagents.ai.local_format import NARROWED, NO_CALLS, chatml
+from piagents.ai.messages import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
 from piagents.ai.provider import ToolSpec
+from piagents.programs import calls as program_calls
+from piagents.programs import texts as program_texts
 from piagents.supervision import texts as supervision_texts
 from piagents.supervision.requests import parameters as supervision_parameters
 from piagents.supervision.requests import parse_request
@@ -29,6 +42,7 @@ ASK_OWNER = ToolSpec(
     supervision_texts.ASK_OWNER_DESCRIPTION,
     {"type": "object", "properties": {"question": {"type": "string"}}, "required": ["question"]},
 )
+PROGRAM = ToolSpec("program", program_texts.description(), program_calls.parameters())
 OTHER_AGENT = ToolSpec(
     "agent",
     "Someone else's agent tool.",
@@ -127,3 +141,83 @@ def test_a_lead_is_shown_two_agents_delegated_at_once_and_each_result_reported()
         "compared in constant time."
     )
     assert "two plus two" in shown[0].text and "rain" in shown[2].text
+
+
+# ---- the program face -------------------------------------------------------------
+
+
+def test_the_program_face_is_chosen_whenever_the_program_tool_is_offered() -> None:
+    assert face([READ, AGENT, PROGRAM]) == "program"
+    assert face([PROGRAM]) == "program"  # --program-only
+    assert face([READ, AGENT]) == "agents"
+    assert face([READ, SUPERVISION]) == "supervision"
+    assert face([READ]) == "none"
+
+
+def program_runs(shown: list[Message]) -> list[tuple[ToolCall, str]]:
+    """Each example `program` call with the result shown for it."""
+    results = {m.tool_call_id: m.text for m in shown if isinstance(m, ToolResultMessage)}
+    return [
+        (c, results[c.id]) for m in shown if isinstance(m, AssistantMessage) for c in m.tool_calls
+    ]
+
+
+def test_the_program_examples_are_one_line_runs_the_tool_and_the_narrowed_grammar_accept() -> None:
+    shown = examples([READ, AGENT, PROGRAM])
+    runs = program_runs(shown)
+    pattern = NARROWED["program", "code"]["pattern"]
+
+    assert len(runs) >= 2
+    for call, _ in runs:
+        assert call.name == "program"
+        jsonschema.validate(call.args, PROGRAM.parameters)
+        request = program_calls.parse(call.args)
+        assert isinstance(request, program_calls.Run) and not request.background
+        assert re.fullmatch(pattern, request.code)  # one line, no braces, quotes or escapes
+        assert request.code.startswith("return await asyncio.gather(agent(name='")
+    # No other face's examples: no agent tool calls, no spawn IDs.
+    rendered = chatml("", shown)
+    assert '"spawn"' not in rendered and "<agent-result" not in rendered
+    assert "Delegated:" not in rendered
+
+
+def test_questions_and_an_agents_tasks_stand_between_the_programs_two_programs_last() -> None:
+    shown = examples([PROGRAM])
+    replies = [m for m in shown if isinstance(m, AssistantMessage)]
+    asked = [m for m in shown if isinstance(m, UserMessage)]
+
+    # Each request is answered by a call or in prose; a Program's result only in prose.
+    kinds = ["call" if r.tool_calls else "prose" for r in replies]
+    assert kinds == [
+        "prose", "prose", "call", "prose", "prose", "call", "prose", "prose",
+        "call", "prose", "call", "prose",
+    ]  # fmt: skip
+    wrapped = [m.text for m in asked if m.text.startswith("<agent-message")]
+    assert [w.split("\n")[1] for w in wrapped] == ["Name a bird", "Say a greeting"]
+    assert shown[-1].text == "river: The Nile.\nmountain: Everest."
+
+
+async def test_each_program_example_shows_what_the_program_tool_returns_for_its_code(
+    tmp_path: Path,
+) -> None:
+    shown = examples([PROGRAM])
+    for n, (call, shown_result) in enumerate(program_runs(shown)):
+        names = re.findall(r"agent\(name='(\w+)'\)", call.args["code"])
+        answers = json.loads(shown_result.partition("\nOutput:\n")[2])
+        said = dict(zip(names, answers, strict=True))
+
+        def answer(c: ModelCall, said: dict[str, str] = said) -> str:
+            return said[c.agent_name or ""]
+
+        rt = piagents.Runtime(
+            home=tmp_path / f"h{n}", model=FunctionModel(answer), tools=["+program"]
+        )
+        async with rt:
+            root = await rt.open_root(cwd=tmp_path)
+            result = await root.call_tool("program", call.args)
+
+        assert not result.is_error
+        real_time = result.text.split("\n")[1]
+        assert real_time.startswith("Wall time ")
+        shown_time = shown_result.split("\n")[1]
+        assert result.text.replace(real_time, shown_time, 1) == shown_result

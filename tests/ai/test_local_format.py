@@ -210,3 +210,33 @@ def test_the_first_repeat_of_a_call_ends_the_block_after_the_calls_before_it() -
         ("agent", {"action": "spawn", "name": "a", "message": "m"}),
         ("agent", {"action": "spawn", "name": "b", "message": "m"}),
     ]
+
+
+def test_strings_in_the_call_grammar_take_no_raw_control_characters() -> None:
+    # A raw newline inside a string makes the block unreadable JSON (seen: a Program's
+    # code left unclosed and the block written on inside it); `\n` escapes stay allowed.
+    pytest.importorskip("llama_cpp")
+    from piagents.ai.local_format import calls_grammar
+
+    chars = [line for line in calls_grammar([READ]).splitlines() if line.startswith("char ::=")]
+
+    assert len(chars) == 1
+    assert chars[0].startswith('char ::= [^"\\\\\\x00-\\x1F] | "\\\\" (')
+
+
+def test_a_programs_code_is_written_under_the_narrowed_grammar_and_the_tool_keeps_its_schema() -> (
+    None
+):
+    pytest.importorskip("llama_cpp")
+    from piagents.ai.local_format import calls_grammar
+    from piagents.programs import calls
+
+    program = ToolSpec("program", "Run Python.", calls.parameters())
+
+    grammar = calls_grammar([program])
+
+    code = [line for line in grammar.splitlines() if "-arguments-code ::=" in line]
+    assert code == ['alternative-0-arguments-code ::= "\\"" [^{}"\\\\\\x00-\\x1f]* "\\"" space']
+    # Only the grammar is narrowed: the tool takes any code (or null) from other models.
+    assert calls.parameters()["properties"]["code"]["anyOf"][0] == {"type": "string"}
+    assert "[^{}" not in calls_grammar([READ])

@@ -70,3 +70,22 @@ def test_an_unchanged_state_is_not_announced_again() -> None:
     tracker.touch(["a0"])
     tracker.flush(states)
     assert seen == []
+
+
+def test_the_agents_that_may_be_busy_are_those_busy_when_last_told_and_those_changed() -> None:
+    tracker, _, states = tree(1000)
+    assert list(tracker.maybe_active("root")) == []  # all idle, none changed since
+    states.now.update({"a3": "running", "root": "running"})
+    tracker.touch(["a3"])
+    assert set(tracker.maybe_active("root")) == {"a3", "root"}  # changed, not yet published
+    tracker.flush(states)
+    assert set(tracker.maybe_active("root")) == {"a3", "root"}  # published busy
+    tracker.touch(["a9"])
+    assert set(tracker.maybe_active("root")) == {"a3", "a9", "root"}
+    states.now.update({"a3": "idle", "root": "idle"})
+    tracker.touch(["a3"])
+    tracker.flush(states)
+    assert list(tracker.maybe_active("root")) == []
+    tracker.touch([])  # a change that names nobody: any of them may be busy
+    assert len(set(tracker.maybe_active("root"))) == 1001
+    assert list(tracker.maybe_active("another root")) == []

@@ -212,12 +212,13 @@ class Coordinator:
             return False
         if tree.open_inputs:
             return True
-        return any(a.id != root_id and self.state_of(a.id) != "idle" for a in self._loaded(root_id))
-
-    def _loaded(self, root_id: str) -> list[Agent]:
-        """The Agents of one tree loaded here (not every loaded Agent's), in load order."""
+        # Only the members that may not be idle are asked, not the whole tree: closing a
+        # runtime with thousands of idle Agents asked each of them at every unload.
         agents = self.ports.agents
-        return [agents[i] for i in self.states.members(root_id) if i in agents]
+        return any(
+            i != root_id and i in agents and self.state_of(i) != "idle"
+            for i in self.states.maybe_active(root_id)
+        )
 
     # ---- visibility and naming ---------------------------------------------------
 

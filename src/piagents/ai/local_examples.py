@@ -4,11 +4,14 @@ A 135M model copies patterns far better than it follows instructions, so each to
 gets examples of the replies it needs, and never another's: the `agent` tool has two
 faces with the same name (pi-agents' spawn/send/wait, and the supervision face's
 delegate/continue/...), told apart by the actions their schema offers. Shown the other
-face's examples, the model answers with their made-up IDs ("spawn: 0a1b2c3d").
+face's examples, the model answers with their made-up IDs ("spawn: 0a1b2c3d"). With
+the `program` tool offered, its own examples are shown instead (a Program makes the
+Agents).
 
 The tool and result texts copy the tools' own (piagents.agents.texts,
-piagents.supervision.texts; tests keep them equal): the model must see here exactly what
-it will see for real. The choices were measured (bench/RESULTS.md).
+piagents.supervision.texts; tests keep them equal; a Program's result is built by
+piagents.programs.texts itself): the model must see here exactly what it will see for
+real. The choices were measured (bench/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -27,8 +30,17 @@ from piagents.ai.messages import (
     UserMessage,
 )
 from piagents.ai.provider import ToolSpec
+from piagents.programs import texts as program_texts
 
-Face: TypeAlias = Literal["agents", "supervision", "none"]
+Face: TypeAlias = Literal["agents", "supervision", "program", "none"]
+
+
+def face(tools: Sequence[ToolSpec]) -> Face:
+    """Whose examples are shown: "program" when the `program` tool is offered (its
+    Programs make the Agents), else the face of the `agent` tool (`agent_face`)."""
+    if any(t.name == "program" and "run" in _actions(t) for t in tools):
+        return "program"
+    return agent_face(tools)
 
 
 def agent_face(tools: Sequence[ToolSpec]) -> Face:
@@ -37,8 +49,7 @@ def agent_face(tools: Sequence[ToolSpec]) -> Face:
     tool = next((t for t in tools if t.name == "agent"), None)
     if tool is None:
         return "none"
-    action = tool.parameters.get("properties", {}).get("action", {})
-    actions = set(action.get("enum", ())) if isinstance(action, dict) else set()
+    actions = _actions(tool)
     if {"spawn", "wait"} <= actions:
         return "agents"
     if "delegate" in actions:
@@ -46,17 +57,24 @@ def agent_face(tools: Sequence[ToolSpec]) -> Face:
     return "none"
 
 
+def _actions(tool: ToolSpec) -> set[str]:
+    action = tool.parameters.get("properties", {}).get("action", {})
+    return set(action.get("enum", ())) if isinstance(action, dict) else set()
+
+
 def examples(tools: Sequence[ToolSpec]) -> list[Message]:
-    """Questions answered in prose and, when an `agent` tool is offered, the pattern its
-    face needs."""
-    face = agent_face(tools)
+    """Questions answered in prose and, when the `program` tool or an `agent` tool is
+    offered, the pattern its face needs."""
+    shown = face(tools)
     first = _question("What is two plus two?", "Two plus two is four.", "77aa88bb")
     last = _question("Write one sentence about rain.", "Rain taps softly on the roof.", "3c4d5e6f")
-    if face == "supervision":
+    if shown == "program":
+        return _programs()
+    if shown == "supervision":
         # Measured: the delegations last (P(call) 0.78 for the README's request), not
         # between the questions (0.18); a lead asked a question still answers (P 0.31).
         return first + last + _supervision()
-    if face == "none":
+    if shown == "none":
         return first + last
     # The order was measured: the model leans towards whatever example came last. With a
     # question first and last and the delegations between, a root asked to delegate calls
@@ -121,6 +139,86 @@ def _spawn_and_wait(
         UserMessage.of(request),
         AssistantMessage(tuple(calls), "toolUse"),
         *results,
+        AssistantMessage((TextContent(answer),)),
+    ]
+
+
+# ---- the program face: one line that gathers Agents' answers ----------------------
+
+
+def _programs() -> list[Message]:
+    """Requests to ask Agents in one Program, each served by a one-line `run` whose code
+    gathers each Agent's answer (`agent(name='x').send('...')`), in Python single quotes:
+    the JSON string needs no escapes, and the model only substitutes names and tasks.
+    (A multi-line Program was tried first: the model wrote broken code every time.)
+
+    The order was measured (bench/RESULTS.md): the model leans towards the last example.
+    Programs last, a user asked for a Program writes one (P(call) ~0.9-1.0), but a
+    Program's Agent, given its one-line task, writes a Program too (P(call) 0.3-0.5);
+    questions last, the Agents answer and the user gets prose instead of a Program. So
+    the user's plain questions and an Agent's tasks (as an Agent receives them) stand
+    between the Programs, two Programs last."""
+    fox_owl = _program_run(
+        "Ask two agents in one program: one named fox to say a word that rhymes with cat, "
+        "one named owl to name a colour.",
+        [("fox", "Say a word that rhymes with cat", "Hat."), ("owl", "Name a colour", "Blue.")],
+        "ex_run_1",
+        2.4,
+    )
+    three = _program_run(
+        "In one program, ask three agents: one named ant to name a planet, one named bee to "
+        "name a fruit, one named elk to name a month.",
+        [
+            ("ant", "Name a planet", "Mars."),
+            ("bee", "Name a fruit", "Apple."),
+            ("elk", "Name a month", "May."),
+        ],
+        "ex_run_2",
+        3.1,
+    )
+    kid_jay = _program_run(
+        "Use one program to ask an agent named kid to name a sport and an agent named jay to "
+        "name a tree.",
+        [("kid", "Name a sport", "Tennis."), ("jay", "Name a tree", "An oak.")],
+        "ex_run_3",
+        2.6,
+    )
+    unnamed = _program_run(  # no names given: the model names them after their tasks
+        "Ask two agents in one program, one to name a river and one to name a mountain.",
+        [("river", "Name a river", "The Nile."), ("mountain", "Name a mountain", "Everest.")],
+        "ex_run_4",
+        2.2,
+    )
+    return (
+        _asked("What is two plus two?", "Two plus two is four.")
+        + _question("Name a bird", "A robin.", "5a6b7c8d")
+        + fox_owl
+        + _question("Say a greeting", "Hello!", "9e8d7c6b")
+        + three
+        + _asked("Write one sentence about rain.", "Rain taps softly on the roof.")
+        + kid_jay
+        + unnamed
+    )
+
+
+def _program_run(
+    request: str, agents: list[tuple[str, str, str]], call_id: str, seconds: float
+) -> list[Message]:
+    """`request`, served by one Program asking each (name, message, answer) Agent at once,
+    the result as the tool returns it, and a report line per Agent (`fox: Hat.`; measured,
+    reports named both Agents in 5 of 10 phrasings, against 3 of 10 with `fox said: Hat.`
+    as the agents face has it)."""
+    sends = ", ".join(f"agent(name='{name}').send('{msg}')" for name, msg, _ in agents)
+    code = f"return await asyncio.gather({sends})"
+    value = [said for _, _, said in agents]
+    result = program_texts.completed(seconds, program_texts.output_text((), (), value))
+    answer = "\n".join(f"{name}: {said}" for name, _, said in agents)
+    return [
+        UserMessage.of(request),
+        AssistantMessage(
+            (ToolCall("program", {"action": "run", "code": code}, call_id),), "toolUse"
+        ),
+        ToolResultMessage(call_id, "program", (TextContent(result),)),
         AssistantMessage((TextContent(answer),)),
     ]
 
@@ -267,6 +365,11 @@ def _question(question: str, answer: str, sender: str) -> list[Message]:
         UserMessage.of(f'<agent-message id="{sender}">\n{question}\n</agent-message>'),
         AssistantMessage((TextContent(answer),)),
     ]
+
+
+def _asked(question: str, answer: str) -> list[Message]:
+    # As the user asks it.
+    return [UserMessage.of(question), AssistantMessage((TextContent(answer),))]
 
 
 def _call(call_id: str, args: dict[str, Any]) -> AssistantMessage:

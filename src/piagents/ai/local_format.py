@@ -166,6 +166,10 @@ def calls_grammar(tools: Sequence[ToolSpec]) -> str:
     rules: str = json_schema_to_gbnf(json.dumps(call_schema), prop_order=["name", "arguments"])
     # The converter names its top rule `root`; ours wraps it.
     rules = re.sub(r"(?m)^root ::=", "call ::=", rules)
+    # Its strings take raw control characters, which JSON does not: a newline written
+    # inside a string (seen: a Program's code left unclosed, the block written on inside
+    # it) made the whole block unreadable. Escapes (`\n`) stay allowed.
+    rules = rules.replace(_CONVERTER_CHAR, _JSON_CHAR)
     root = (
         f'root ::= "{_gbnf(CALL_OPEN)}" ( "{_gbnf(CALL_CLOSE)}" | '
         f'"\\n" call (",\\n" call)* "\\n{_gbnf(CALL_CLOSE)}" )'
@@ -173,17 +177,39 @@ def calls_grammar(tools: Sequence[ToolSpec]) -> str:
     return f"{root}\n{rules}"
 
 
+_CONVERTER_CHAR = 'char ::= [^"\\\\] |'
+_JSON_CHAR = 'char ::= [^"\\\\\\x00-\\x1F] |'
+
+
 def _gbnf(literal: str) -> str:
     return literal.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+# Arguments the model writes under a narrower schema than the tool's own, by tool and
+# parameter. A Program's code: writing its one line (local_examples), the model drifted
+# into the JSON's closing braces inside the string (`...week')` then `)}`, measured in
+# bench/RESULTS.md) and wrote on inside it; the one-line Programs it can write need no
+# braces, double quotes or escapes.
+NARROWED: dict[tuple[str, str], dict[str, Any]] = {
+    ("program", "code"): {"type": "string", "pattern": r'^[^{}"\\\x00-\x1f]*$'},
+}
 
 
 def _call_schema(tool: ToolSpec) -> dict[str, Any]:
     return {
         "type": "object",
-        "properties": {"name": {"const": tool.name}, "arguments": tool.parameters},
+        "properties": {"name": {"const": tool.name}, "arguments": _narrowed(tool)},
         "required": ["name", "arguments"],
         "additionalProperties": False,
     }
+
+
+def _narrowed(tool: ToolSpec) -> dict[str, Any]:
+    props: dict[str, Any] = tool.parameters.get("properties", {})
+    narrowed = {p: NARROWED[tool.name, p] for p in props if (tool.name, p) in NARROWED}
+    if not narrowed:
+        return tool.parameters
+    return {**tool.parameters, "properties": {**props, **narrowed}}
 
 
 # ---- reading the answer -------------------------------------------------------------

@@ -8,7 +8,8 @@ its loop, both of which name it, so nothing else needs asking.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import itertools
+from collections.abc import Callable, Iterable, Iterator
 
 from piagents.events.hub import EventHub
 from piagents.events.records import AgentLoaded, AgentState, AgentStateChanged, AgentUnloaded
@@ -53,6 +54,18 @@ class StateTracker:
     def members(self, root_id: str) -> list[str]:
         """The Agents of a tree loaded here, root included, in the order they were loaded."""
         return list(self._members.get(root_id, ()))
+
+    def maybe_active(self, root_id: str) -> Iterator[str]:
+        """The tree's loaded Agents that may not be idle now: those not idle when last
+        published and those changed since (some may be named twice). Every other one is
+        idle: it could leave idle only through a change that names it."""
+        if self._unplaced:  # a change no one placed: any of them
+            yield from self.members(root_id)
+            return
+        root_of = self._root_of
+        for agent_id in itertools.chain(self._active, self._dirty):  # lazily: any() stops early
+            if root_of.get(agent_id) == root_id:
+                yield agent_id
 
     def last_state(self, agent_id: str) -> AgentState | None:
         return self._states.get(agent_id)

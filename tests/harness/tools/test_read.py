@@ -170,3 +170,14 @@ def test_the_read_schema_rejects_a_malformed_call_naming_the_field(
 ) -> None:
     message = validation_error(ReadTool(), args)
     assert message is not None and field in message
+
+
+def test_a_tool_spec_is_made_once_and_follows_a_changed_schema() -> None:
+    from piagents.harness.tools.base import spec_of
+
+    first, again = builtin_tools()[0], builtin_tools()[0]
+    assert spec_of(first) is spec_of(again)  # the same name, text and schema object
+    assert (spec_of(first).name, spec_of(first).parameters) == (first.name, first.parameters)
+    first.parameters = {**first.parameters, "description": "another schema"}
+    assert spec_of(first).parameters is first.parameters
+    assert spec_of(again).parameters is again.parameters

@@ -50,8 +50,21 @@ class Tool(Protocol):
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
 
 
+_specs: dict[tuple[str, str, int], ToolSpec] = {}
+_MAX_SPECS = 4096  # distinct tools remembered; more (generated ones) are made each time
+
+
 def spec_of(tool: Tool) -> ToolSpec:
-    return ToolSpec(tool.name, tool.description, tool.parameters)
+    """What a model is told of `tool`. One spec per distinct tool is made and shared:
+    every model call of every Agent sends its tools' specs, and a thousand Agents'
+    copies of the same eight were a thousand more objects for the collector to walk."""
+    key = (tool.name, tool.description, id(tool.parameters))
+    spec = _specs.get(key)
+    if spec is None or spec.parameters is not tool.parameters:
+        spec = ToolSpec(tool.name, tool.description, tool.parameters)
+        if len(_specs) < _MAX_SPECS:
+            _specs[key] = spec
+    return spec
 
 
 _validators: dict[
