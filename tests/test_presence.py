@@ -114,3 +114,23 @@ async def test_a_root_taken_over_while_its_runtime_was_cut_off_is_unloaded_there
         await taken.prompt("second")
         texts = [e.message.text for e in other.store.entries(root.id) if hasattr(e, "message")]
         assert texts == ["first", "ok", "second", "taken"]
+
+
+async def test_a_runtime_that_could_not_register_opens_and_its_next_heartbeat_registers_it(
+    home, work
+) -> None:
+    from piagents.store.base import StoreBusy
+    from piagents.store.sqlite import SQLiteStore
+
+    class BusyAtFirst(SQLiteStore):
+        def register(self, registration):
+            raise StoreBusy(f"{self.location}: busy")
+
+    store = BusyAtFirst(home / "store.db")
+    async with piagents.Runtime(home, model=FunctionModel(lambda c: "ok"), store=store) as rt:
+        assert rt.store.workers() == []
+        rt.presence.beat()
+        assert [(w.token, w.load) for w in rt.store.workers()] == [(rt.holder.token, 0)]
+        await rt.open_root(cwd=work)
+        rt.presence.beat()
+        assert [(w.token, w.load) for w in rt.store.workers()] == [(rt.holder.token, 1)]

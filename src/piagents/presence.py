@@ -67,7 +67,10 @@ class Presence:
         """Register a new holder in `store`, start its mailbox and its heartbeat."""
         self._store = store
         self.holder = lease.new_holder()
-        store.register(self.registration())
+        try:
+            store.register(self.registration())
+        except StoreError as exc:  # each renewal registers it again
+            log.warning("This runtime could not register in the store yet: %s", exc)
         self.mailbox = open_mailbox(store, self.holder.token, self.on_poke)
         await self.mailbox.start()
         loop = asyncio.get_running_loop()

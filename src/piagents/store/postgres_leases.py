@@ -65,6 +65,8 @@ class LeaseTable:
     # ---- the registry of holders --------------------------------------------------
 
     def register(self, registration: Registration) -> None:
+        self._fence = registration.holder.token  # even if this write fails: it is retried
+
         def register(db: Db) -> None:
             db.execute(UPSERT + ", load = excluded.load", _args(registration))
             # Holders long gone, with no lease left, leave the registry.
@@ -76,7 +78,6 @@ class LeaseTable:
             )
 
         self.conn.write(register, idempotent=True)
-        self._fence = registration.holder.token
 
     def renew(self, registration: Registration) -> frozenset[str]:
         # One statement: the heartbeat (the row made again if it went) and the leases.

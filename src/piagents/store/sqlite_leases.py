@@ -53,6 +53,7 @@ class LeaseTable:
     # ---- the registry of holders --------------------------------------------------
 
     def register(self, registration: Registration) -> None:
+        self._fence = registration.holder.token  # even if this write fails: it is retried
         now = time.time()
         with self.conn.tx() as db:
             self._upsert(db, registration, now)
@@ -62,7 +63,6 @@ class LeaseTable:
                 "(SELECT 1 FROM sessions WHERE lease_token = holders.token)",
                 (now - lease.FORGOTTEN_S,),
             )
-        self._fence = registration.holder.token
 
     @staticmethod
     def _upsert(db: sqlite3.Connection, r: Registration, now: float, *, load: bool = True) -> None:
