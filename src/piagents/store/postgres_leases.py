@@ -169,18 +169,23 @@ class LeaseTable:
     # ---- fencing: no write by a holder whose lease was taken over -------------------
 
     def fence(self) -> tuple[str, str, dict[str, Any]]:
-        """For a write to the session `%(id)s`: a CTE (`f`) locking the leases it depends
-        on that this store's holder took (the session's own, its root's), a condition
-        for the write's UPDATE that holds while both are still the holder's, and their
-        arguments; all empty when this store's holder took none."""
+        """For a write to the session `%(id)s` (an UPDATE of its row): a CTE (`f`) locking
+        its root's row when this store's holder took the root's lease, a condition for
+        the UPDATE that holds while the leases it depends on that this holder took (the
+        session's own, its root's) are still its, and their arguments; all empty when
+        this store's holder took none. The session's own lease is checked on the row the
+        UPDATE locks (so again after a takeover it waited for), its root's on the row
+        `f` locks for share."""
         if self._fence is None or not self._held:
             return "", "", {}
         cte = (
             "f AS (SELECT lease_token FROM sessions WHERE id = ANY(%(held)s) AND "
-            "(id = %(id)s OR id = (SELECT root_id FROM sessions WHERE id = %(id)s)) "
-            "FOR SHARE), "
+            "id = (SELECT root_id FROM sessions WHERE id = %(id)s) FOR SHARE), "
         )
-        condition = " AND NOT EXISTS (SELECT 1 FROM f WHERE lease_token IS DISTINCT FROM %(fence)s)"
+        condition = (
+            " AND (sessions.id <> ALL(%(held)s) OR sessions.lease_token = %(fence)s)"
+            " AND NOT EXISTS (SELECT 1 FROM f WHERE lease_token IS DISTINCT FROM %(fence)s)"
+        )
         return cte, condition, {"held": sorted(self._held), "fence": self._fence}
 
     def check_lost(self, session_id: str) -> None:
