@@ -2,10 +2,10 @@
 renewed (one statement for all its leases) by a thread of its own, and its mailbox, on
 which other runtimes wake it.
 
-The heartbeat is a thread's, not a task's, so that it says the process is alive even
-while the event loop is busy with a long step: what it must not say is only that the
-process is gone (or cut off from the store), as on the holder's own machine a lease
-used to be judged by its process alone.
+The heartbeat is a thread's, not a task's: a long step on the event loop does not let
+the leases lapse. It stops only when its process ends or is cut off from the store,
+which is what a lapse is to mean (on the holder's own machine a lease used to be
+judged by its process alone, and a process gone there still frees it at once).
 
 Each renewal also says which leases the holder still has: one it had (or a root
 loaded here) and no longer has was taken over by another runtime after this one's
@@ -35,7 +35,9 @@ log = logging.getLogger("piagents")
 
 
 class Presence:
-    """A runtime's holder, heartbeat and mailbox, from `open` to `close`."""
+    """A runtime's holder, heartbeat and mailbox, from `open` to `close`. It registers
+    as `kind` with `capacity` (a `pi-agents worker` sets both before it opens) and
+    with its load: the Agents loaded."""
 
     def __init__(
         self,
