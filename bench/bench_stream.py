@@ -28,7 +28,7 @@ from typing import Any
 
 from _common import common_args, emit, note, print_profile, quantile, result, temp_home
 
-from piagents import Runtime
+from piagents import Runtime, settle_long_lived
 from piagents.ai.events import StreamEnd, StreamEvent, TextDelta
 from piagents.ai.messages import AssistantMessage, TextContent
 from piagents.ai.provider import ModelRequest
@@ -82,12 +82,15 @@ async def lag_ticker(samples: list[float], stop: asyncio.Event) -> None:
         samples.append((time.perf_counter() - t0 - TICK_S) * 1e3)
 
 
-async def run(agents: int, deltas: int, gap: float, pacing: str) -> dict[str, Any]:
+async def run(agents: int, deltas: int, gap: float, pacing: str, settle: bool) -> dict[str, Any]:
     model = StreamingModel(deltas, gap, pacing)
     settings = {"pi-agents": {"maxConcurrent": agents, "maxOutstanding": agents}}
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     with temp_home() as base:
-        async with Runtime(home=base / "home", model=model, settings=settings) as rt:
+        rt = Runtime(home=base / "home", model=model, settings=settings)
+        if settle:
+            settle_long_lived(rt)  # as the pi-agents command does (piagents.heap)
+        async with rt:
             root = await rt.open_root(cwd=base / "work")
             gc.collect()
             lags: list[float] = []
@@ -121,6 +124,7 @@ async def run(agents: int, deltas: int, gap: float, pacing: str) -> dict[str, An
     return {
         "agents": agents,
         "pacing": pacing,
+        "settle_heap": settle,
         "wall_s": wall,
         "spawn_s": spawned,
         "ideal_s": ideal,
@@ -141,6 +145,11 @@ def main() -> None:
     p.add_argument("--deltas", type=int, default=50)
     p.add_argument("--gap-ms", type=float, default=40.0)
     p.add_argument("--pacing", choices=("server", "client"), default="server")
+    p.add_argument(
+        "--settle-heap",
+        action="store_true",
+        help="keep the cycle collector off long-lived Agents, as the pi-agents command does",
+    )
     args = p.parse_args()
     agents = 50 if args.quick else args.agents
     reps = args.reps or (1 if args.quick or args.profile else 3)
@@ -151,11 +160,15 @@ def main() -> None:
 
             profiler = cProfile.Profile()
             profiler.enable()
-            out = asyncio.run(run(agents, args.deltas, args.gap_ms / 1000, args.pacing))
+            out = asyncio.run(
+                run(agents, args.deltas, args.gap_ms / 1000, args.pacing, args.settle_heap)
+            )
             profiler.disable()
             print_profile(profiler)
         else:
-            out = asyncio.run(run(agents, args.deltas, args.gap_ms / 1000, args.pacing))
+            out = asyncio.run(
+                run(agents, args.deltas, args.gap_ms / 1000, args.pacing, args.settle_heap)
+            )
         emit({"kind": "run", **out})
         note(
             f"{agents} streams ({args.pacing} pacing): wall {out['wall_s']:.2f} s "

@@ -59,7 +59,7 @@ async def ticker(lags: list[float], stop: asyncio.Event) -> None:
         lags.append(time.perf_counter() - t0 - TICK_S)
 
 
-async def measure(base: Path, n: int, block: int) -> dict[str, object]:
+async def measure(base: Path, n: int, block: int, settle: bool) -> dict[str, object]:
     children = Children(n)
     limit = max(n * 2, 16)
     settings = {"pi-agents": {"maxConcurrent": limit, "maxOutstanding": limit}}
@@ -67,9 +67,12 @@ async def measure(base: Path, n: int, block: int) -> dict[str, object]:
     stop = asyncio.Event()
     blocks: list[float] = []
     cpu_blocks: list[float] = []
-    async with piagents.Runtime(
+    rt = piagents.Runtime(
         home=base / "home", model=FunctionModel(children.route), settings=settings
-    ) as rt:
+    )
+    if settle:
+        piagents.settle_long_lived(rt)  # as the pi-agents command does (piagents.heap)
+    async with rt:
         root = await rt.open_root(cwd=base / "work")
         tick = asyncio.create_task(ticker(lags, stop))
         start = t_block = time.perf_counter()
@@ -113,22 +116,27 @@ async def measure(base: Path, n: int, block: int) -> dict[str, object]:
     }
 
 
-def run(n: int, block: int) -> dict[str, object]:
+def run(n: int, block: int, settle: bool) -> dict[str, object]:
     with temp_home() as base:
-        return asyncio.run(measure(base, n, block))
+        return asyncio.run(measure(base, n, block, settle))
 
 
 def main() -> None:
     p = common_args(__doc__ or "")
     p.add_argument("--n", type=int, default=10_000, help="spawns (default 10,000)")
     p.add_argument("--block", type=int, default=1_000, help="spawns per timed block")
+    p.add_argument(
+        "--settle-heap",
+        action="store_true",
+        help="keep the cycle collector off long-lived Agents, as the pi-agents command does",
+    )
     args = p.parse_args()
     n = 1_000 if args.quick else args.n
     block = min(args.block, n)
     if args.profile:
-        profiled(lambda: run(n, block), top=40)
+        profiled(lambda: run(n, block, args.settle_heap), top=40)
         return
-    out = run(n, block)
+    out = run(n, block, args.settle_heap)
     blocks = out["blocks_s"]
     assert isinstance(blocks, list)
     ratio = blocks[-1] / blocks[0] if blocks and blocks[0] > 0 else float("nan")

@@ -9,9 +9,10 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from piagents.agent import Agent, RunFailed, ToolCallResult
+    from piagents.heap import settle_long_lived
     from piagents.runtime import Runtime
 
-__all__ = ["Agent", "RunFailed", "Runtime", "ToolCallResult", "__version__"]
+__all__ = ["Agent", "RunFailed", "Runtime", "ToolCallResult", "__version__", "settle_long_lived"]
 
 
 def __getattr__(name: str) -> Any:
@@ -20,6 +21,10 @@ def __getattr__(name: str) -> Any:
         from piagents.runtime import Runtime
 
         return Runtime
+    if name == "settle_long_lived":
+        from piagents.heap import settle_long_lived
+
+        return settle_long_lived
     if name in ("Agent", "RunFailed", "ToolCallResult"):
         from piagents import agent
 

@@ -344,6 +344,7 @@ def _trust(argv: list[str]) -> int:
 async def _run(args: argparse.Namespace, prompt: str) -> int:
     from piagents.agent import RunFailed
     from piagents.ai.registry import ProviderConfigError
+    from piagents.heap import settle_long_lived
     from piagents.runtime import Runtime
     from piagents.store.base import StoreError
 
@@ -374,6 +375,7 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
         raise CliError(str(exc), EXIT_USAGE) from exc
     runtime.wake_in_process = False  # offline roots we message get a background process
     runtime.default_placement = "process"  # managed agents get processes of their own
+    settle_long_lived(runtime)  # this process is the command's own (piagents.heap)
     for warning in runtime.warnings:
         print(f"pi-agents: warning: {warning}", file=sys.stderr)
     # Errors are caught inside the `async with`: one escaping it would come out of

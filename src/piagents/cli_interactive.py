@@ -7,6 +7,7 @@ import sys
 
 from piagents.agent import Agent
 from piagents.cli_session import EXIT_USAGE, CliError, home_of, open_session, store_settings
+from piagents.heap import settle_long_lived
 from piagents.hosting import RuntimeHost
 from piagents.runtime import Runtime
 from piagents.tui.launch import run_app
@@ -42,6 +43,7 @@ async def run_interactive(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise CliError(str(exc), EXIT_USAGE) from exc
     runtime.default_placement = "process"  # as for -p: managed agents get processes of their own
+    settle_long_lived(runtime)  # this process is the command's own (piagents.heap)
 
     async def open_root(rt: Runtime) -> Agent:
         try:

@@ -15,11 +15,13 @@ from piagents.config import default_home
 
 
 async def serve(home: Path, session_id: str, store: str | None = None) -> int:
+    from piagents.heap import settle_long_lived
     from piagents.runtime import Runtime
     from piagents.store.base import SessionInUse
 
     runtime = Runtime(home, settings={"store": store} if store else None)
     runtime.wake_in_process = False
+    settle_long_lived(runtime)  # this process is the command's own (piagents.heap)
     async with runtime:
         try:
             root = await runtime.open_root(session=session_id)
