@@ -68,7 +68,7 @@ class EntryLog:
             "unnest(%(ts)s::bigint[], %(texts)s::text[]) AS u (ts, text)), "
             "e AS (INSERT INTO entries (session_id, seq, entry_id, type, body) "
             "SELECT %(id)s, s.base + u.i - 1, u.entry_id, u.type, u.body FROM s, "
-            "unnest(%(ids)s::text[], %(types)s::text[], %(bodies)s::bytea[]) "
+            "unnest(%(ids)s::text[], %(types)s::text[], %(bodies)b::bytea[]) "
             "WITH ORDINALITY AS u (entry_id, type, body, i)) "
             "SELECT base, packed_seq FROM s"
         )
