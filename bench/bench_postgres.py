@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
 import statistics
 import sys
 import time
@@ -49,8 +48,8 @@ from _common import (
     summary,
     temp_home,
 )
-from bench_reopen import messages
 from bench_fanout import run_ours
+from bench_reopen import messages
 from bench_turn import make_route
 
 import piagents
@@ -316,19 +315,48 @@ def main() -> None:
             single = [f["single_us"] for f in floors]
             pg_us = [a["pg_us"] for a in appends]
             where = f"{how}{', durable' if args.durable else ''}"
-            result("postgres", f"PG commit floor: 1-row INSERT, autocommit ({where})", single,
-                   unit="us", target=None, spread="minmax")  # fmt: skip
-            result("postgres", f"PG commit floor: BEGIN/INSERT/COMMIT ({where})",
-                   [f["three_us"] for f in floors], unit="us", target=None, spread="minmax")  # fmt: skip
-            result("postgres", f"PG store append of one entry ({where})", pg_us, unit="us",
-                   target=None, spread="minmax",
-                   statements=appends[0]["pg_statements_per_append"])  # fmt: skip
-            result("postgres", "SQLite store append of one entry", [a["sqlite_us"] for a in appends],
-                   unit="us", target=None, spread="minmax",
-                   statements=appends[0]["sqlite_statements_per_append"])  # fmt: skip
-            result("postgres", "PG append / PG floor (autocommit INSERT)",
-                   [a / f for a, f in zip(pg_us, single, strict=True)], unit="x",
-                   target=APPEND_TARGET, spread="minmax")  # fmt: skip
+            result(
+                "postgres",
+                f"PG commit floor: 1-row INSERT, autocommit ({where})",
+                single,
+                unit="us",
+                target=None,
+                spread="minmax",
+            )
+            result(
+                "postgres",
+                f"PG commit floor: BEGIN/INSERT/COMMIT ({where})",
+                [f["three_us"] for f in floors],
+                unit="us",
+                target=None,
+                spread="minmax",
+            )
+            result(
+                "postgres",
+                f"PG store append of one entry ({where})",
+                pg_us,
+                unit="us",
+                target=None,
+                spread="minmax",
+                statements=appends[0]["pg_statements_per_append"],
+            )
+            result(
+                "postgres",
+                "SQLite store append of one entry",
+                [a["sqlite_us"] for a in appends],
+                unit="us",
+                target=None,
+                spread="minmax",
+                statements=appends[0]["sqlite_statements_per_append"],
+            )
+            result(
+                "postgres",
+                "PG append / PG floor (autocommit INSERT)",
+                [a / f for a, f in zip(pg_us, single, strict=True)],
+                unit="x",
+                target=APPEND_TARGET,
+                spread="minmax",
+            )
             emit({"kind": "peer", "bench": "sqlite_floor", **sqlite_floor()})
         if "turn" in only:
             turns = []
@@ -337,13 +365,24 @@ def main() -> None:
                 emit({"kind": "detail", "bench": "postgres-turn", "rep": rep, **t})
                 note(f"turn: pg {t['pg_entry_ms']:.3f} ms/entry, sqlite {t['sqlite_entry_ms']:.3f}")
                 turns.append(t)
-            result("postgres", "turn, 3 ls calls, per committed entry, PG",
-                   [t["pg_entry_ms"] for t in turns], unit="ms", target=1.0, spread="minmax",
-                   statements_per_prompt=turns[0]["pg_statements_per_prompt"])  # fmt: skip
-            result("postgres", "turn, 3 ls calls, per committed entry, SQLite",
-                   [t["sqlite_entry_ms"] for t in turns], unit="ms", target=1.0,
-                   spread="minmax",
-                   statements_per_prompt=turns[0]["sqlite_statements_per_prompt"])  # fmt: skip
+            result(
+                "postgres",
+                "turn, 3 ls calls, per committed entry, PG",
+                [t["pg_entry_ms"] for t in turns],
+                unit="ms",
+                target=1.0,
+                spread="minmax",
+                statements_per_prompt=turns[0]["pg_statements_per_prompt"],
+            )
+            result(
+                "postgres",
+                "turn, 3 ls calls, per committed entry, SQLite",
+                [t["sqlite_entry_ms"] for t in turns],
+                unit="ms",
+                target=1.0,
+                spread="minmax",
+                statements_per_prompt=turns[0]["sqlite_statements_per_prompt"],
+            )
         if "fanout" in only:
             modes = ("plain", "tools") if args.tools else ("plain",)
             walls: dict[str, list[float]] = {}
@@ -359,16 +398,38 @@ def main() -> None:
             size = "10 x 3" if args.quick else "100 x 10"
             for mode in modes:
                 pg_w, lite_w = walls[f"pg/{mode}"], walls[f"sqlite/{mode}"]
-                result("postgres", f"fan-out {size}, {mode}, limits 100/1000, PG", pg_w,
-                       unit="s", target=None, spread="minmax")  # fmt: skip
-                result("postgres", f"fan-out {size}, {mode}, limits 100/1000, SQLite", lite_w,
-                       unit="s", target=None, spread="minmax")  # fmt: skip
-                result("postgres", f"fan-out {size}, {mode}: PG / SQLite",
-                       [a / b for a, b in zip(pg_w, lite_w, strict=True)], unit="x",
-                       target=FANOUT_TARGET, spread="minmax")  # fmt: skip
+                result(
+                    "postgres",
+                    f"fan-out {size}, {mode}, limits 100/1000, PG",
+                    pg_w,
+                    unit="s",
+                    target=None,
+                    spread="minmax",
+                )
+                result(
+                    "postgres",
+                    f"fan-out {size}, {mode}, limits 100/1000, SQLite",
+                    lite_w,
+                    unit="s",
+                    target=None,
+                    spread="minmax",
+                )
+                result(
+                    "postgres",
+                    f"fan-out {size}, {mode}: PG / SQLite",
+                    [a / b for a, b in zip(pg_w, lite_w, strict=True)],
+                    unit="x",
+                    target=FANOUT_TARGET,
+                    spread="minmax",
+                )
                 ratio_row("postgres", f"fan-out {size}, {mode}", pg_w, lite_w, "SQLite store")
-                emit({"kind": "detail", "bench": "postgres-fanout-statements",
-                      **fanout_counted(pg, args.socket, mode, args.quick)})  # fmt: skip
+                emit(
+                    {
+                        "kind": "detail",
+                        "bench": "postgres-fanout-statements",
+                        **fanout_counted(pg, args.socket, mode, args.quick),
+                    }
+                )
 
 
 if __name__ == "__main__":

@@ -193,8 +193,11 @@ def latency(pg: PostgresServer, poll: float, samples: int, n_workers: int) -> No
             time.sleep(random.uniform(0, poll))
             t0 = time.time()
             handle = client.enqueue(
-                {"queue_name": QUEUE, "workflow_name": "first_line",
-                 "queue_partition_key": f"root{i % 4}"},  # fmt: skip
+                {
+                    "queue_name": QUEUE,
+                    "workflow_name": "first_line",
+                    "queue_partition_key": f"root{i % 4}",
+                },
                 f"s{i}",
             )
             out = handle.get_result(polling_interval_sec=0.01)
