@@ -14,7 +14,9 @@ DBOS app with its own executor_id, sharing that database.
                 worker take it over (watched for --watch seconds)? then recovery
                 through the API on the live worker, and a restart of the dead
                 worker's executor_id: how long each takes
-    async       an async workflow in a process whose asyncio loop keeps running
+    async       an async workflow in a process whose asyncio loop keeps running; a
+                direct start; a dequeued async workflow: on which loop it runs
+    start-enqueued  a workflow id already enqueued, started directly: now or later?
 
     python bench/dbos_probe.py [--only launch,latency,kill,async] [--samples N] [--watch S]
 """
@@ -407,12 +409,51 @@ asyncio.run(main())
     emit({"kind": "dbos", "probe": "async", **json.loads(done.stdout.strip().splitlines()[-1])})
 
 
+def start_enqueued(pg: PostgresServer) -> None:
+    """A workflow id already ENQUEUED on a slow queue, then started directly with that
+    id: does the direct start run it now, or does it wait for the queue?"""
+    url = pg.database()
+    code = f"""
+import json, time
+from dbos import DBOS, DBOSClient, SetWorkflowID
+DBOS(config={{'name': '{APP}', 'system_database_url': '{url}', 'executor_id': 'w1',
+             'application_version': 'probe-1'}})
+runs = []
+
+@DBOS.workflow(name='first')
+def first(tag: str) -> float:
+    runs.append((tag, time.time()))
+    return time.time()
+
+DBOS.launch()
+DBOS.register_queue('slow', polling_interval_sec=3.0, partition_concurrency=1)
+time.sleep(1.5)
+client = DBOSClient(system_database_url='{url}')
+client.enqueue({{'queue_name': 'slow', 'workflow_name': 'first', 'workflow_id': 'X',
+                'queue_partition_key': 'r1'}}, 'queued')
+t0 = time.time()
+with SetWorkflowID('X'):
+    h = DBOS.start_workflow(first, 'direct')
+h.get_result()
+print(json.dumps({{'runs': [t for t, _ in runs], 'ran_after_ms': (runs[0][1] - t0) * 1e3}}))
+client.destroy()
+DBOS.destroy()
+"""
+    import json
+
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env()
+    )
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    emit({"kind": "dbos", "probe": "start-enqueued", "queue_poll_s": 3.0, **out})
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "worker":
         worker_main(sys.argv[2], sys.argv[3], float(sys.argv[4]), None)
         return
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--only", default="launch,latency,kill,async")
+    p.add_argument("--only", default="launch,latency,kill,async,start-enqueued")
     p.add_argument("--samples", type=int, default=100)
     p.add_argument("--watch", type=float, default=10.0)
     p.add_argument("--polls", default="1.0,0.05,0.01")
@@ -436,6 +477,8 @@ def main() -> None:
             kill_probe(pg, args.watch)
         if "async" in only:
             async_probe(pg)
+        if "start-enqueued" in only:
+            start_enqueued(pg)
     finally:
         pg.stop()
 
