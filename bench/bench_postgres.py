@@ -45,7 +45,6 @@ from _common import (
     ratio_row,
     result,
     run_json,
-    summary,
     temp_home,
 )
 from bench_fanout import run_ours
@@ -135,14 +134,27 @@ def timed(fn: Callable[[int], None], n: int) -> list[float]:
 # ---- floor and append ------------------------------------------------------------
 
 
-def floor(pg: PostgresServer, socket: bool, n: int) -> dict[str, float]:
+def paired(pg: PostgresServer, socket: bool, blocks: int, per_block: int) -> dict[str, Any]:
+    """The floor and the store's append in alternating blocks over one run, so both
+    see the same load (the machine is shared): per block, the median of each; the
+    ratio is taken per block."""
     import psycopg
 
     url, _ = database(pg, socket)
-    with psycopg.connect(url, autocommit=True) as db:
+    floor_url, _ = database(pg, socket)
+    n = blocks * per_block
+    rows = [body(i) for i in range(n + 200)]
+    with psycopg.connect(floor_url, autocommit=True) as db, StatementCount() as count:
         db.execute("CREATE TABLE log (id bigserial PRIMARY KEY, body text NOT NULL)")
-        rows = [body(i) for i in range(n)]
-        warm = 200
+        store = PostgresStore(url)
+        session = Session.create(store, cwd="/tmp", model="faux/function")
+        stream = messages(1_700_000_000_000)
+        parent: str | None = None
+        entries = []
+        for _ in range(n + 200):
+            e = MessageEntry(next(stream), parent_id=parent)
+            entries.append(e)
+            parent = e.id
 
         def single(i: int) -> None:
             db.execute("INSERT INTO log (body) VALUES (%s)", (rows[i],))
@@ -152,10 +164,40 @@ def floor(pg: PostgresServer, socket: bool, n: int) -> dict[str, float]:
             db.execute("INSERT INTO log (body) VALUES (%s)", (rows[i],))
             db.execute("COMMIT")
 
-        timed(single, warm)
-        one = timed(single, n)
-        tri = timed(three, n)
-    return {"single_us": statistics.median(one) * 1e6, "three_us": statistics.median(tri) * 1e6}
+        def append(i: int) -> None:
+            store.append(session.id, [entries[i]])
+
+        for i in range(200):  # warm: psycopg prepares a statement on its 5th use
+            single(i)
+            three(i)
+            append(i)
+        count.seen.clear()
+        out: dict[str, list[float]] = {"single": [], "three": [], "append": []}
+        for b in range(blocks):
+            at = 200 + b * per_block
+            jobs = [("single", single), ("three", three), ("append", append)]
+            for key, fn in jobs if b % 2 == 0 else jobs[::-1]:
+                times = timed(lambda i, fn=fn, at=at: fn(at + i), per_block)
+                out[key].append(statistics.median(times) * 1e6)
+        appends = sum(v for q, v in count.seen.items() if q.startswith("WITH s AS"))
+        pg_statements = (sum(count.seen.values()) - 4 * n) / appends  # less the floor's
+        store.close()
+    with temp_home() as base:
+        lite = SQLiteStore(base / "home" / "store.db")
+        seen = sqlite_statements(lite)
+        lite_times = append_run(lite, str(base / "work"), n)
+        lite.close()
+    ratios = [a / f for a, f in zip(out["append"], out["single"], strict=True)]
+    return {
+        "single_us": statistics.median(out["single"]),
+        "three_us": statistics.median(out["three"]),
+        "pg_us": statistics.median(out["append"]),
+        "ratio": statistics.median(ratios),
+        "sqlite_us": statistics.median(lite_times) * 1e6,
+        "pg_statements_per_append": pg_statements,
+        "sqlite_statements_per_append": len(seen) / (n + 200 + 1),
+        "pg_top": count.top(4),
+    }
 
 
 def append_run(store: Store, cwd: str, n: int) -> list[float]:
@@ -181,30 +223,6 @@ def sqlite_statements(store: SQLiteStore) -> list[str]:
 
 def per_call(counts: Counter[str], calls: int) -> float:
     return sum(counts.values()) / calls
-
-
-def append_bench(pg: PostgresServer, socket: bool, n: int) -> dict[str, Any]:
-    url, _ = database(pg, socket)
-    store = PostgresStore(url)
-    try:
-        with StatementCount() as count:
-            pg_times = append_run(store, "/tmp", n)
-    finally:
-        store.close()
-    with temp_home() as base:
-        lite = SQLiteStore(base / "home" / "store.db")
-        seen = sqlite_statements(lite)
-        lite_times = append_run(lite, str(base / "work"), n)
-        lite.close()
-    calls = n + 200 + 1  # the warm-up and the session's creation are counted too
-    return {
-        "pg_us": statistics.median(pg_times) * 1e6,
-        "pg_p90_us": summary(pg_times)["p90"] * 1e6,
-        "sqlite_us": statistics.median(lite_times) * 1e6,
-        "pg_statements_per_append": per_call(count.seen, calls),
-        "sqlite_statements_per_append": len(seen) / calls,
-        "pg_top": count.top(4),
-    }
 
 
 def sqlite_floor() -> dict[str, Any]:
@@ -303,15 +321,17 @@ def main() -> None:
     how = "unix socket" if args.socket else "loopback TCP"
     emit({"kind": "machine", **machine(), "connection": how, "durable": args.durable})
     with server(args.durable) as pg:
-        floors, appends = [], []
+        floors: list[dict[str, Any]] = []
         if only & {"floor", "append"}:
             for rep in range(reps):
-                f = floor(pg, args.socket, n)
-                a = append_bench(pg, args.socket, n)
-                emit({"kind": "detail", "bench": "postgres", "rep": rep, **f, **a})
-                note(f"postgres: floor {f['single_us']:.0f} us, append {a['pg_us']:.0f} us")
+                f = paired(pg, args.socket, 10 if args.quick else 20, n // 10)
+                emit({"kind": "detail", "bench": "postgres", "rep": rep, **f})
+                note(
+                    f"postgres: floor {f['single_us']:.0f} us, append {f['pg_us']:.0f} us, "
+                    f"ratio {f['ratio']:.2f}"
+                )
                 floors.append(f)
-                appends.append(a)
+            appends = floors
             single = [f["single_us"] for f in floors]
             pg_us = [a["pg_us"] for a in appends]
             where = f"{how}{', durable' if args.durable else ''}"
@@ -352,7 +372,7 @@ def main() -> None:
             result(
                 "postgres",
                 "PG append / PG floor (autocommit INSERT)",
-                [a / f for a, f in zip(pg_us, single, strict=True)],
+                [a["ratio"] for a in appends],
                 unit="x",
                 target=APPEND_TARGET,
                 spread="minmax",
