@@ -118,15 +118,23 @@ async def fan_out(root: Agent, agents: int, inputs: int, limits: str) -> int:
 
 
 async def run_ours(
-    mode: str, agents: int, inputs: int, limits: str, profiler: cProfile.Profile | None = None
+    mode: str,
+    agents: int,
+    inputs: int,
+    limits: str,
+    profiler: cProfile.Profile | None = None,
+    store: str | None = None,
 ) -> dict[str, Any]:
-    """One fan-out in a fresh runtime; `profiler` (if any) profiles the timed part only."""
+    """One fan-out in a fresh runtime; `profiler` (if any) profiles the timed part only;
+    `store`: a PostgreSQL URL (an empty database) instead of the home's SQLite file."""
     route = Route(mode)
     LookupTool.calls = 0
-    settings = {"pi-agents": WIDE} if limits == "wide" else None
+    settings: dict[str, Any] = {"pi-agents": WIDE} if limits == "wide" else {}
+    if store is not None:
+        settings["store"] = store
     with temp_home() as base:
         async with LookupRuntime(
-            home=base / "home", model=FunctionModel(route), settings=settings
+            home=base / "home", model=FunctionModel(route), settings=settings or None
         ) as rt:
             root = await rt.open_root(cwd=base / "work")
             gc.collect()
@@ -149,6 +157,7 @@ async def run_ours(
         assert LookupTool.calls == runs * tools_per_run, LookupTool.calls
     return {
         "framework": "pi-agents",
+        "store": "sqlite" if store is None else "postgresql",
         "mode": mode,
         "limits": limits,
         "wall_s": wall,
@@ -169,7 +178,9 @@ def worker(args: argparse.Namespace) -> None:
     for job in jobs:
         gc.collect()
         if job == "ours":
-            out = asyncio.run(run_ours(args.mode, args.agents, args.inputs, args.limits))
+            out = asyncio.run(
+                run_ours(args.mode, args.agents, args.inputs, args.limits, store=args.store)
+            )
         else:
             from oa_same_process import run_fanout
 
@@ -264,6 +275,7 @@ def main() -> None:
     w.add_argument("--inputs", type=int, default=10)
     w.add_argument("--oa", action="store_true", help="also run oa_same_process in this process")
     w.add_argument("--oa-first", action="store_true")
+    w.add_argument("--store", default=None, help="a PostgreSQL URL (bench_postgres.py)")
     args = p.parse_args()
     if args.command == "worker":
         worker(args)

@@ -76,6 +76,34 @@ def test_appending_updates_the_session_time(store):
     assert store.get_session("s").updated == e.timestamp
 
 
+def test_entries_appended_one_at_a_time_read_back_as_one_batch_of_them_does(store):
+    # (The PostgreSQL store sends one entry with at most one search document as
+    # plain values, a batch as arrays: both must store the same.)
+    entries = [
+        MessageEntry(UserMessage((TextContent("ask 1"),), 11), id="u1", timestamp=11),
+        MessageEntry(
+            AssistantMessage((TextContent("answer 1"),), "stop", timestamp=21),
+            id="a1",
+            timestamp=21,
+        ),
+        CompactionEntry("summary 1", "u1", 5, id="c1", timestamp=31),
+    ]
+    for name in ("single", "batch"):
+        store.create_session(SessionRecord(id=name, cwd="/", created=1, updated=1))
+    for entry in entries:
+        store.append("single", [entry])
+    store.append("batch", entries)
+
+    assert store.entries("single") == store.entries("batch") == entries
+    assert store.latest_requests(["single", "batch"]) == {
+        "single": (11, "ask 1"),
+        "batch": (11, "ask 1"),
+    }
+    assert store.get_session("single").updated == store.get_session("batch").updated == 31
+    found = {h.session_id: h.text for h in store.search("single", True, [["summary"]])}
+    assert found == {"single": "summary 1", "batch": "summary 1"}
+
+
 def test_nothing_of_a_failed_append_is_visible(store):
     store.create_session(SessionRecord(id="s", cwd="/"))
     e = MessageEntry(UserMessage.of("hi"))

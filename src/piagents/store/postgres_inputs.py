@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from piagents.ai.messages import now_ms
+from piagents.store.base import StoreError
 from piagents.store.postgres_connection import NOT_SAVED, Connection, Db
 from piagents.store.postgres_values import check, text
 from piagents.store.records import InputRecord, InputStatus
@@ -109,13 +110,42 @@ class InputTable:
         location = self.conn.location
 
         def end(db: Db) -> list[InputRecord]:
-            rows = db.execute(
-                f"UPDATE inputs SET status = %s, result = %s, aborted_by_owner = %s, ended = %s "
-                f"WHERE status = 'outstanding' AND id = ANY(%s) RETURNING {COLUMNS}",
-                (status, text(result), aborted_by_owner, at, list(ids)),
-            ).fetchall()
-            # Read in the transaction: an input that cannot be read ends nothing.
-            return sorted((input_record(location, r) for r in rows), key=lambda r: r.seq)
+            # One statement, its own transaction (one round trip where BEGIN and
+            # COMMIT made three): an input that cannot be read ends nothing, so the
+            # update applies only if none of them has a value no pi-agents writes.
+            args = {
+                "status": status,
+                "result": text(result),
+                "aborted": aborted_by_owner,
+                "at": at,
+                "ids": list(ids),
+                "kinds": list(INPUT_KIND.values),
+                "deliveries": list(INPUT_DELIVERY.values),
+            }
+            for _ in range(2):
+                rows = db.execute(
+                    "WITH unreadable AS (SELECT 1 FROM inputs WHERE status = 'outstanding' "
+                    "AND id = ANY(%(ids)s) AND NOT (kind = ANY(%(kinds)s) "
+                    "AND delivery = ANY(%(deliveries)s))) "
+                    "UPDATE inputs SET status = %(status)s, result = %(result)s, "
+                    "aborted_by_owner = %(aborted)s, ended = %(at)s "
+                    "WHERE status = 'outstanding' AND id = ANY(%(ids)s) "
+                    f"AND NOT EXISTS (SELECT 1 FROM unreadable) RETURNING {COLUMNS}",
+                    args,
+                ).fetchall()
+                if rows:
+                    return sorted((input_record(location, r) for r in rows), key=lambda r: r.seq)
+                # None outstanding, or one unreadable (reading it says so).
+                left = db.execute(
+                    f"SELECT {COLUMNS} FROM inputs WHERE status = 'outstanding' AND id = ANY(%s)",
+                    (list(ids),),
+                ).fetchall()
+                for row in left:
+                    input_record(location, row)
+                if not left:
+                    return []
+                # Readable now: it was repaired meanwhile; end them again.
+            raise StoreError(f"{location}: inputs {list(ids)} kept changing while ended")
 
         def saved(db: Db) -> object:  # ended by this call: the status and time it gave
             rows = db.execute(
@@ -125,7 +155,7 @@ class InputTable:
             ).fetchall()
             return [input_record(location, r) for r in rows] if rows else NOT_SAVED
 
-        return self.conn.write(end, verify=saved)
+        return self.conn.write(end, verify=saved, single=True)
 
     def take_undelivered(self, recipient_ids: Sequence[str]) -> list[InputRecord]:
         """Inputs waiting in the store for these recipients, now marked delivered."""
