@@ -78,7 +78,6 @@ class LoopHooks:
 
     before_run: Callable[[AgentLoop, tuple[Input, ...]], Awaitable[None]] | None = None
     after_run: Callable[[AgentLoop, RunOutcome], None] | None = None
-    # Turns an input into the user message committed for it (e.g. a sender header).
     # Runs before each model call; may compact the session.
     before_model_call: Callable[[AgentLoop], Awaitable[None]] | None = None
     # Inputs taken back before they started (abort, or a user clearing the queue).

@@ -124,7 +124,7 @@ def format_now(now: datetime) -> str:
     return f"{text} {zone}" if zone else text
 
 
-_clock: list[tuple[int, datetime]] = [(0, datetime.now().astimezone())]
+_clock: list[tuple[int, datetime]] = [(-1, datetime.min)]  # (second, local time); none yet
 
 
 def _now() -> datetime:
