@@ -229,3 +229,55 @@ def test_holders_long_lapsed_leave_the_registry_unless_a_lease_names_them(
 
     eventually(lambda: "idle" not in pruned(), "the idle holder to be forgotten")
     assert pruned() == {a.token, "busy"}
+
+
+def _open_input(store: Store, root_id: str, recipient_id: str, kind: str = "input") -> str:
+    from piagents.store.records import InputRecord
+
+    record = InputRecord(
+        id=new_id(), root_id=root_id, recipient_id=recipient_id, sender_id=None,
+        kind=kind, delivery="followUp", text="x",  # type: ignore[arg-type]
+    )  # fmt: skip
+    return store.add_input(record).id
+
+
+def test_roots_with_open_inputs_and_no_live_holder_wait_for_a_worker(backend, holders) -> None:
+    a = _holder(holders)
+    dead = LeaseHolder(4_000_004, "another-machine", "dead", "1")
+    store = backend.open(lease_lapse=LONG)
+    store.register(Registration(a))
+    free, held, lapsing, idle = (_session(store) for _ in range(4))
+    managed = _session(store, root_id=held)
+    first = _open_input(store, free, free)
+    _open_input(store, free, free)
+    _open_input(store, held, held)
+    store.acquire_lease(held, a)
+    store.register(Registration(dead, kind="worker"))
+    store.acquire_lease(lapsing, dead)
+    lapsed_input = _open_input(store, lapsing, lapsing)
+    ended = _open_input(store, idle, idle)
+    store.end_inputs([ended], "completed", "done")
+    _open_input(store, idle, idle, kind="control")  # a worker's control: not the root's
+    assert [(w.root_id, w.first_input, w.lapsed) for w in store.waiting_roots(10)] == [
+        (free, first, None)
+    ]
+    # Judged by heartbeats alone: once they lapse, `held` waits too (its holder `a` would
+    # still be found alive by its process when a worker tried to take its lease).
+    lapsed = backend.open(lease_lapse=SHORT)
+    eventually(
+        lambda: {w.root_id for w in lapsed.waiting_roots(10)} == {free, held, lapsing},
+        "the lapsed holders' roots to wait",
+    )
+    got = {w.root_id: w for w in lapsed.waiting_roots(10)}
+    assert (got[lapsing].first_input, got[lapsing].lapsed) == (lapsed_input, "dead")
+    assert [w.root_id for w in lapsed.waiting_roots(1)] == [free]  # the longest waiting
+    # An open input of a managed agent that a live worker process holds is that worker's.
+    store.release_lease(held, a)
+    store.end_inputs([i.id for i in store.inputs(recipient_ids=[held])], "completed", "done")
+    generation = _holder(holders)
+    store.register(Registration(generation))
+    store.acquire_lease(managed, generation)
+    _open_input(store, held, managed)
+    assert held not in {w.root_id for w in store.waiting_roots(10)}
+    store.release_lease(managed, generation)
+    assert held in {w.root_id for w in store.waiting_roots(10)}

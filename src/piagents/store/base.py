@@ -125,6 +125,23 @@ class WorkerRecord:
     opened: float  # when it registered, in seconds since the epoch
 
 
+@dataclass(frozen=True, slots=True)
+class WaitingRoot:
+    """A root whose tree has open inputs (not supervision controls) while no live
+    holder has the root, nor the Agent each input is for: work for a worker.
+    `first_input` is its earliest such input; `lapsed` the token of the holder whose
+    lease on the root lapsed (a takeover), None when the root was not held."""
+
+    root_id: str
+    first_input: str
+    lapsed: str | None
+
+
+# The channel on which runtimes tell `pi-agents worker`s that a root waits for one
+# (`notify(PLACEMENT)`, heard by `mailbox(PLACEMENT, ...)`).
+PLACEMENT = "placement"
+
+
 class Mailbox(Protocol):
     """Where a runtime hears that other runtimes left inputs for it in the store."""
 
@@ -292,6 +309,11 @@ class Store(Protocol):
 
     def workers(self) -> list[WorkerRecord]:
         """The registered holders, the most recently opened first."""
+        ...
+
+    def waiting_roots(self, limit: int) -> list[WaitingRoot]:
+        """Up to `limit` roots waiting for a worker (`WaitingRoot`), the longest waiting
+        first; judged by heartbeats alone (a lease is taken with its check)."""
         ...
 
     # Wake-ups: the store's own way for runtimes to nudge each other, if it has one.

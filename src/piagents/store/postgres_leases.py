@@ -16,6 +16,7 @@ from piagents.store.base import (
     Registration,
     SessionInUse,
     SessionNotFound,
+    WaitingRoot,
     WorkerRecord,
 )
 from piagents.store.postgres_connection import Connection, Db
@@ -26,6 +27,20 @@ HOLDER = (
     "s.lease_pid, s.lease_host, s.lease_token, s.lease_started, "
     "h.heartbeat > clock_timestamp() - make_interval(secs => %(lapse)s) "
     "FROM sessions s LEFT JOIN holders h ON h.token = s.lease_token"
+)
+
+# Roots whose tree has open inputs that no live holder takes: neither the root's
+# holder nor (a managed agent in a worker process) the recipient's own.
+WAITING = (
+    "SELECT i.root_id, (array_agg(i.id ORDER BY i.seq))[1], r.lease_token FROM inputs i "
+    "JOIN sessions r ON r.id = i.root_id JOIN sessions t ON t.id = i.recipient_id "
+    "LEFT JOIN holders rh ON rh.token = r.lease_token "
+    "LEFT JOIN holders th ON th.token = t.lease_token "
+    "WHERE i.status = 'outstanding' AND i.kind <> 'control' AND r.owner_id IS NULL "
+    "AND (r.lease_token IS NULL OR rh.heartbeat IS NULL OR rh.heartbeat <= %(since)s) "
+    "AND (t.id = r.id OR t.lease_token IS NULL OR th.heartbeat IS NULL "
+    "OR th.heartbeat <= %(since)s) "
+    "GROUP BY i.root_id, r.lease_token ORDER BY min(i.seq) LIMIT %(limit)s"
 )
 
 UPSERT = (
@@ -116,6 +131,13 @@ class LeaseTable:
             alive = lease.is_alive(LeaseHolder(pid, host, token, started), age < self.lapse)
             out.append(WorkerRecord(token, host, pid, kind, capacity, load, age, alive, opened))
         return out
+
+    def waiting_roots(self, limit: int) -> list[WaitingRoot]:
+        since = "clock_timestamp() - make_interval(secs => %(lapse)s)"
+        rows = self.conn.fetch(
+            WAITING.replace("%(since)s", since), {"lapse": self.lapse, "limit": limit}
+        )
+        return [WaitingRoot(root, first, lapsed) for root, first, lapsed in rows]
 
     # ---- leases -------------------------------------------------------------------
 

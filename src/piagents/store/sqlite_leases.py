@@ -15,6 +15,7 @@ from piagents.store.base import (
     Registration,
     SessionInUse,
     SessionNotFound,
+    WaitingRoot,
     WorkerRecord,
 )
 from piagents.store.sqlite_connection import Connection
@@ -112,6 +113,24 @@ class LeaseTable:
             alive = lease.is_alive(LeaseHolder(pid, host, token, started), age < self.lapse)
             out.append(WorkerRecord(token, host, pid, kind, capacity, load, age, alive, opened))
         return out
+
+    def waiting_roots(self, limit: int) -> list[WaitingRoot]:
+        if self._holder is NO_HOLDERS:
+            return []
+        since = time.time() - self.lapse
+        # With min(), SQLite gives the other bare columns of the row holding the minimum.
+        rows = self.conn.fetch(
+            "SELECT i.root_id, i.id, r.lease_token, min(i.seq) FROM inputs i "
+            "JOIN sessions r ON r.id = i.root_id JOIN sessions t ON t.id = i.recipient_id "
+            "LEFT JOIN holders rh ON rh.token = r.lease_token "
+            "LEFT JOIN holders th ON th.token = t.lease_token "
+            "WHERE i.status = 'outstanding' AND i.kind <> 'control' AND r.owner_id IS NULL "
+            "AND (r.lease_token IS NULL OR rh.heartbeat IS NULL OR rh.heartbeat <= ?) "
+            "AND (t.id = r.id OR t.lease_token IS NULL OR th.heartbeat IS NULL "
+            "OR th.heartbeat <= ?) GROUP BY i.root_id ORDER BY min(i.seq) LIMIT ?",
+            (since, since, limit),
+        )
+        return [WaitingRoot(root, first, lapsed) for root, first, lapsed, _ in rows]
 
     # ---- leases -------------------------------------------------------------------
 

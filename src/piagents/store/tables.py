@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from piagents.ai.models import ThinkingLevel
-from piagents.store.base import UNSET, LeaseHolder, Registration, WorkerRecord
+from piagents.store.base import UNSET, LeaseHolder, Registration, WaitingRoot, WorkerRecord
 from piagents.store.records import (
     ContextItem,
     Entry,
@@ -90,6 +90,7 @@ class _LeaseTable(Protocol):
     def renew(self, registration: Registration) -> frozenset[str]: ...
     def unregister(self, token: str) -> None: ...
     def workers(self) -> list[WorkerRecord]: ...
+    def waiting_roots(self, limit: int) -> list[WaitingRoot]: ...
     def acquire(self, session_id: str, holder: LeaseHolder) -> None: ...
     def release(self, session_id: str, holder: LeaseHolder) -> None: ...
     def holder(self, session_id: str) -> LeaseHolder | None: ...
@@ -305,6 +306,9 @@ class TableStore:
 
     def workers(self) -> list[WorkerRecord]:
         return self._leases.workers()
+
+    def waiting_roots(self, limit: int) -> list[WaitingRoot]:
+        return self._leases.waiting_roots(limit)
 
     def acquire_lease(self, session_id: str, holder: LeaseHolder) -> None:
         self._leases.acquire(session_id, holder)
