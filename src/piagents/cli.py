@@ -41,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="pi-agents",
         description="A coding agent whose Agents spawn, message, wait for and abort each other.",
         epilog="Commands: `pi-agents sessions` lists sessions; "
+        "`pi-agents worker --store URL` runs roots of a PostgreSQL store; "
         "`pi-agents workers` lists the runtimes and workers of a store; "
         "`pi-agents export <session> [-o FILE]` writes one as JSONL; "
         "`pi-agents trust [PATH]` trusts a project's agent definitions.",
@@ -157,10 +158,14 @@ def _command(args_list: list[str]) -> int:
         from piagents.serve import main as serve_main
 
         return serve_main(args_list[1:])
-    if args_list and args_list[0] == "worker":  # hidden: a managed agent's process
-        from piagents.supervision.worker_main import main as worker_main
+    if args_list and args_list[0] == "worker":
+        if "--generation" in args_list:  # a managed agent's process, started by its lead
+            from piagents.supervision.worker_main import main as worker_main
 
-        return worker_main(args_list[1:])
+            return worker_main(args_list[1:])
+        from piagents.workers.main import main as pool_main  # `pi-agents worker --store`
+
+        return pool_main(args_list[1:])
     if args_list and args_list[0] == "sessions":
         return _sessions(args_list[1:])
     if args_list and args_list[0] == "workers":
@@ -373,7 +378,7 @@ async def _run(args: argparse.Namespace, prompt: str) -> int:
         )
     except ValueError as exc:
         raise CliError(str(exc), EXIT_USAGE) from exc
-    runtime.wake_in_process = False  # offline roots we message get a background process
+    runtime.wake_policy.in_process = False  # offline roots we message get a background process
     runtime.default_placement = "process"  # managed agents get processes of their own
     settle_long_lived(runtime)  # this process is the command's own (piagents.heap)
     for warning in runtime.warnings:

@@ -99,8 +99,8 @@ class Runtime:
         self.agent_states = StateTracker(self.event_hub)
         self.closing = False
         # An input to an offline root loads it here (the SDK), or in a background
-        # `pi-agents serve` process (the command line).
-        self._wake = WakePolicy(in_process=True)
+        # `pi-agents serve` process (the command line); a worker resumes leftovers.
+        self.wake_policy = WakePolicy(in_process=True)
         # Its lease holder in the store, that holder's heartbeat, and its mailbox.
         self.presence = Presence(self.agents, self._on_poke, self._taken_over)
         self._extensions: list[Tool] | None = None
@@ -108,7 +108,7 @@ class Runtime:
         self.extension_warnings: list[str] = []
         # Where managed agents run when settings name no placement (the CLI: `process`).
         self.default_placement: GenerationPlacement = "inline"
-        parts = compose(self, self.event_hub, self.agent_states, self._wake, wait_clock)
+        parts = compose(self, self.event_hub, self.agent_states, self.wake_policy, wait_clock)
         self.coordinator = parts.coordinator
         self.delivery = parts.delivery
         self.operations = parts.operations
@@ -126,15 +126,6 @@ class Runtime:
             background=self.background,
             closing=lambda: self.closing or self._tg is None,
         )
-
-    @property
-    def wake_in_process(self) -> bool:
-        """An input to an offline root loads it here, else a `pi-agents serve` does."""
-        return self._wake.in_process
-
-    @wake_in_process.setter
-    def wake_in_process(self, value: bool) -> None:
-        self._wake.in_process = value
 
     def worker_options(self) -> dict[str, Any]:
         """What a managed agent's worker process needs of this runtime's own options

@@ -20,7 +20,7 @@ async def serve(home: Path, session_id: str, store: str | None = None) -> int:
     from piagents.store.base import SessionInUse
 
     runtime = Runtime(home, settings={"store": store} if store else None)
-    runtime.wake_in_process = False
+    runtime.wake_policy.in_process = False
     settle_long_lived(runtime)  # this process is the command's own (piagents.heap)
     async with runtime:
         try:

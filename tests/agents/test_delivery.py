@@ -57,7 +57,7 @@ async def test_an_offline_root_gets_a_serve_process_when_the_runtime_does_not_wa
     async with runtime(home, script) as rt:
         sid = (await rt.open_root(cwd=work, name="sleeper")).id
     async with runtime(home, script) as rt:
-        rt.wake_in_process = False
+        rt.wake_policy.in_process = False
         accepted = await rt.delivery.deliver(None, rt.store.get_session(sid), "hi", "followUp")
         assert accepted.route == "serve" and served == [sid]
         assert delivery.waiting_for(rt.store, sid)  # left in the store for that process
@@ -119,3 +119,29 @@ async def test_on_postgresql_a_holder_whose_listener_connection_was_ended_still_
         assert accepted.route == "poked"
         await until(lambda: answered == ["after the cut"])
         await until(lambda: holder.presence.mailbox.reconnections == 1)
+
+
+async def test_an_offline_root_is_placed_on_the_stores_workers_when_they_can_load_its_model(
+    home, work, script
+):
+    from piagents.store import lease
+    from piagents.store.base import Registration
+
+    worker = lease.new_holder()  # a worker alive in the registry (this process, as it were)
+    try:
+        async with runtime(home, script) as rt:
+            by_name = await rt.open_root(cwd=work, name="placed", model="faux/agent_support:echo")
+            sdk_only = await rt.open_root(cwd=work, name="here")  # the SDK's function model
+            ids = (by_name.id, sdk_only.id)
+        async with runtime(home, script) as rt:
+            placed, here = (rt.store.get_session(i) for i in ids)
+            rt.store.register(Registration(worker, kind="worker", capacity=2))
+            assert (await rt.delivery.deliver(None, placed, "go", "followUp")).route == "placed"
+            assert rt.store.lease_of(ids[0]) is None  # nothing loaded here: a worker takes it
+            [waiting] = rt.store.waiting_roots(10)
+            assert waiting.root_id == ids[0]
+            # A worker could not load the SDK's in-process model: woken here, as before.
+            assert (await rt.delivery.deliver(None, here, "go", "followUp")).route == "woken"
+            rt.store.unregister(worker.token)
+    finally:
+        lease.retire(worker)

@@ -20,6 +20,7 @@ from piagents.agents.addressing import Candidate, resolve, short_ids
 from piagents.agents.delivery import Delivery
 from piagents.agents.directory import Directory
 from piagents.agents.errors import AgentCallError, error
+from piagents.agents.leftovers import Leftovers
 from piagents.agents.ports import AgentsPorts
 from piagents.agents.texts import Shown
 from piagents.agents.tree import AgentMarks, Tree
@@ -70,6 +71,14 @@ class Coordinator:
         self._directory: Directory | None = None
         self.listeners: list[Callable[[], None]] = []  # told when any state may have changed
         self._change_pending = False
+        # What a stopped runtime left open in a tree, settled when its root loads here.
+        self._leftovers = Leftovers(
+            ports,
+            lambda root_id: list(self.directory.tree(root_id)),
+            self._submit,
+            lambda: self.delivery.drain(),
+            ABORTED_RESULT,
+        )
         # Ends of inputs the store refused (full, locked), retried until it takes them.
         self._unrecorded = UnrecordedEnds(
             self._record_end,
@@ -146,27 +155,15 @@ class Coordinator:
         """Called when the runtime loads an Agent; recovers what a crash left open."""
         self.marks.setdefault(agent.id, AgentMarks())
         record = agent.session.record
-        tree = self.tree(self.root_of(record))
-        if record.is_root:
-            self._settle_leftovers(record.id, tree)
+        self.tree(self.root_of(record))
         loop = agent.loop
         loop.hooks.before_run = self._before_run
         loop.hooks.after_run = self._after_run
         loop.hooks.on_withdrawn = self._on_withdrawn
         loop.listeners.append(functools.partial(self._on_loop_event, agent.id))
         self.sessions_changed(record)
-
-    def _settle_leftovers(self, root_id: str, tree: Tree) -> None:
-        """Inputs a crashed or closed runtime left open end `aborted` on the next load."""
-        store = self.ports.store()
-        # Sessions a live worker holds (managed agents in their own processes) are its own.
-        # The directory reads the tree's records once, for this and for `list`.
-        owned = [sid for sid in self.directory.tree(root_id) if store.lease_of(sid) is None]
-        tree_ids = [root_id, *owned]
-        open_ids = [
-            r.id for r in store.inputs(recipient_ids=tree_ids, outstanding=True, delivered=True)
-        ]
-        store.end_inputs(open_ids, "aborted", ABORTED_RESULT)
+        if record.is_root:
+            self._leftovers.settle(agent)
 
     def detach(self, agent: Agent) -> None:
         self.marks.pop(agent.id, None)

@@ -52,6 +52,9 @@ class WakePolicy:
     or by a background `pi-agents serve` process (the command line, and workers)."""
 
     in_process: bool = True
+    # What a runtime that stopped left open in a tree loaded here: resumed (a
+    # `pi-agents worker` taking work over), or ended `aborted` (`agents.leftovers`).
+    resume: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,7 +37,8 @@ async def run_worker(home: Path, generation_id: str) -> int:
     except (placement.OptionsError, SettingsError, ValueError) as exc:
         log.error("worker for generation %s cannot start: %s", generation_id, exc)
         return 1
-    runtime.wake_in_process = False  # never load the lead here: its results wait in the store
+    # Never load the lead here: its results wait in the store.
+    runtime.wake_policy.in_process = False
     async with runtime:
         link = WorkerLink(runtime.supervisor, generation_id)
         runtime.supervisor.worker = link
