@@ -36,3 +36,8 @@ def tool_results(call):
         if m.role == "toolResult":
             out.append(m.text)
     return out[::-1]
+
+
+def echo(call):
+    """A model loadable by name in any process (`faux/agent_support:echo`)."""
+    return "echo"

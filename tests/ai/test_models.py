@@ -10,6 +10,7 @@ from piagents.ai.models import (
     ModelRef,
     cost_of,
     has_thinking_levels,
+    loadable_elsewhere,
     model_info,
     parse_thinking_level,
 )
@@ -221,3 +222,9 @@ def test_a_known_model_is_priced_from_its_facts() -> None:
     info = model_info(ModelRef("anthropic", "claude-opus-4-1"))
 
     assert cost_of(info, 1_000_000, 1_000_000, 0, 0) == pytest.approx(90.0)
+
+
+def test_another_process_can_load_a_model_by_name_but_not_the_sdks_function_model() -> None:
+    assert loadable_elsewhere("faux/routes:answer")
+    assert loadable_elsewhere("anthropic/claude-sonnet-4-5")
+    assert not loadable_elsewhere("faux/function")

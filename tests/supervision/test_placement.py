@@ -15,12 +15,6 @@ from piagents.supervision import placement
 from support import eventually
 
 
-def test_a_worker_can_load_a_model_by_name_but_not_the_sdks_function_model() -> None:
-    assert placement.loadable_model("faux/routes:answer")
-    assert placement.loadable_model("anthropic/claude-sonnet-4-5")
-    assert not placement.loadable_model("faux/function")
-
-
 def test_the_worker_command_names_the_home_and_the_generation(tmp_path: Path) -> None:
     command = placement.worker_command(tmp_path, "g1")
     assert command[:3] == [sys.executable, "-m", "piagents.cli"]

@@ -9,7 +9,7 @@ from typing import Literal
 from piagents.harness.events import RunOutcome
 from piagents.store.records import InputRecord
 
-Route = Literal["delivered", "woken", "poked", "serve", "stored"]
+Route = Literal["delivered", "woken", "poked", "serve", "placed", "stored"]
 """How an accepted message reaches its recipient:
 
 - `delivered`: handed to the loop of an Agent loaded in this process;
@@ -18,6 +18,8 @@ Route = Literal["delivered", "woken", "poked", "serve", "stored"]
   on this home, or a managed agent's worker) was told to look;
 - `serve`: left in the store for an offline root, and a background
   `pi-agents serve` process was started to take it;
+- `placed`: left in the store for an offline root, and the `pi-agents worker`s of
+  the store were told (one of them takes its tree);
 - `stored`: left in the store, where the Agent's holder takes it when it next looks.
 """
 

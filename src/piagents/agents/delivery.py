@@ -6,7 +6,8 @@ A message is accepted once, here, by committing it to the store
 for the process that holds it (another runtime on this home, or a managed
 agent's worker) with a poke through its mailbox, or left for an offline root
 that is woken by the one wake policy (`WakePolicy`: loaded here, or by a
-background `pi-agents serve`). Results of supervision reach their owners the
+background `pi-agents serve`), or placed on a `pi-agents worker` when the store
+has live ones (`for_workers`). Results of supervision reach their owners the
 same way (`hand_over`).
 
 One exception to "committed by `commit`": a supervision result (or question) for
@@ -33,7 +34,8 @@ from piagents.agents.errors import AgentCallError
 from piagents.agents.ports import AgentsPorts
 from piagents.agents.texts import Shown
 from piagents.agents.unrecorded import FIRST_RETRY_S, LAST_RETRY_S
-from piagents.store.base import SessionInUse, Store, StoreError
+from piagents.ai.models import loadable_elsewhere
+from piagents.store.base import PLACEMENT, SessionInUse, Store, StoreError
 from piagents.store.records import InputDelivery, InputKind, InputRecord, SessionRecord, new_id
 
 if TYPE_CHECKING:
@@ -192,7 +194,7 @@ class Delivery:
         holder_of = store.lease_of(recipient.id)
         if holder_of is None and delivery == "write":
             raise AgentCallError(texts.write_to_offline(self.local.shown(recipient, reader)))
-        if holder_of is None and self.ports.wake.in_process:
+        if holder_of is None and self.ports.wake.in_process and not for_workers(store, recipient):
             with contextlib.suppress(SessionInUse):  # taken meanwhile: leave it there
                 woken = await self.ports.loader.wake(recipient)
                 return self._woken(self.local.accept(sender, woken, text, delivery))
@@ -254,6 +256,9 @@ class Delivery:
         root = store.get_session(root_id)
         if root is None:
             return "stored"
+        if for_workers(store, root):
+            store.notify(PLACEMENT)  # after the commit: a worker that hears it finds them
+            return "placed"
         if not self.ports.wake.in_process:
             serve_offline_root(self.ports.home, root_id, self.ports.settings().store)
             return "serve"
@@ -328,6 +333,14 @@ class Delivery:
                 asyncio.get_running_loop().call_later(
                     retry_in, self.on_poke, min(retry_in * 2, LAST_RETRY_S)
                 )
+
+
+def for_workers(store: Store, root: SessionRecord) -> bool:
+    """Whether an offline root is left to the store's `pi-agents worker`s: some are
+    alive, and they can load its model."""
+    if not loadable_elsewhere(root.model):
+        return False
+    return any(w.alive and w.kind == "worker" for w in store.workers())
 
 
 def waiting_for(store: Store, session_id: str) -> bool:

@@ -149,3 +149,11 @@ OPENAI_EFFORTS: dict[ThinkingLevel, str] = {
     "xhigh": "high",
     "max": "high",
 }
+
+
+def loadable_elsewhere(model: str) -> bool:
+    """Whether another process (a managed agent's worker, a `pi-agents worker`) can load
+    `model` by name: the SDK's in-process `FunctionModel` (`faux/function`) exists only
+    in the process that made it; `faux/<module>:<function>` is imported anywhere."""
+    provider, _, model_id = model.partition("/")
+    return provider != "faux" or ":" in model_id

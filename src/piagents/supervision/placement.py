@@ -81,13 +81,6 @@ def holder_of(pid: int, token: str = "") -> LeaseHolder:
     return LeaseHolder(pid, socket.gethostname(), token, lease.process_start_time(pid))
 
 
-def loadable_model(model: str) -> bool:
-    """Whether a worker process can load `model` by name: the SDK's in-process
-    `FunctionModel` (`faux/function`) exists only in the process that made it."""
-    provider, _, model_id = model.partition("/")
-    return provider != "faux" or ":" in model_id
-
-
 async def spawn(
     home: Path, generation_id: str, placement: str, options: dict[str, Any] | None = None
 ) -> Spawned:

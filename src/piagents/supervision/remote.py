@@ -16,6 +16,7 @@ from typing import Any, Final
 import msgspec
 
 from piagents.ai.messages import now_ms
+from piagents.ai.models import loadable_elsewhere
 from piagents.store.records import (
     GenerationRecord,
     InputDelivery,
@@ -39,7 +40,7 @@ def is_remote(g: GenerationRecord) -> bool:
 
 
 def check_model(model: str, where: str, operation: str) -> None:
-    if where in placement.REMOTE and not placement.loadable_model(model):
+    if where in placement.REMOTE and not loadable_elsewhere(model):
         raise invalid_request(
             operation,
             error_texts.model_not_loadable(model, where),
