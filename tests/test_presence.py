@@ -134,3 +134,27 @@ async def test_a_runtime_that_could_not_register_opens_and_its_next_heartbeat_re
         await rt.open_root(cwd=work)
         rt.presence.beat()
         assert [(w.token, w.load) for w in rt.store.workers()] == [(rt.holder.token, 1)]
+
+
+def test_front_ends_are_told_which_process_runs_a_session_held_elsewhere(tmp_path) -> None:
+    from piagents.presence import held_elsewhere
+    from piagents.store.base import LeaseHolder, Registration
+    from piagents.store.records import SessionRecord
+    from piagents.store.sqlite import SQLiteStore
+
+    store = SQLiteStore(tmp_path / "store.db", lease_lapse=600)
+    worker = LeaseHolder(4_000_010, "box2", "1a2b3c4d" + "0" * 24, "1")
+    other = LeaseHolder(4_000_011, "box3", "ffff" + "0" * 28, "1")
+    for sid in ("placed", "managed", "offline"):
+        store.create_session(SessionRecord(id=sid, cwd="/w", created=1, updated=1))
+    store.register(Registration(worker, kind="worker", capacity=4))
+    store.register(Registration(other))
+    store.acquire_lease("placed", worker)
+    store.acquire_lease("managed", other)
+    try:
+        assert held_elsewhere(store, ["placed", "managed", "offline"]) == {
+            "placed": "worker 1a2b3c4d on box2",
+            "managed": "process 4000011 on box3",
+        }
+    finally:
+        store.close()

@@ -73,7 +73,7 @@ def test_the_readmes_python_examples_run_as_they_are_and_print_what_they_say(
 def pi_agents_options() -> set[str]:
     """Every option of `pi-agents` and of its commands, as their --help lists them."""
     options: set[str] = set()
-    for argv in ([], ["sessions"], ["workers"], ["export"], ["trust"], ["serve"]):
+    for argv in ([], ["sessions"], ["workers"], ["worker"], ["export"], ["trust"], ["serve"]):
         result = subprocess.run(
             [sys.executable, "-m", "piagents.cli", *argv, "--help"],
             capture_output=True,

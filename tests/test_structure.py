@@ -22,6 +22,7 @@ FOREIGN_PRIVATES = {
     ("piagents.harness.abandoned", "_unregister_task"),  # asyncio: forget a stuck task
     ("piagents.harness.abandoned", "_log_destroy_pending"),  # asyncio: quiet its warning
     ("piagents.tui.keys", "_ansi_sequences"),  # Textual's key table
+    ("piagents.workers.placements", "_recover_pending_workflows"),  # DBOS 3.4: recovery
 }
 
 

@@ -21,7 +21,8 @@ COMMANDS = (
     "export",
     "trust",
     "serve",
-)  # the ones shown; `worker` is internal
+    "worker",
+)
 NOTICE_AFTER_S = 3.0  # silence on a pipe for this long: say what we are waiting for
 MAX_PIPED_BYTES = 8 * 1024 * 1024
 

@@ -21,12 +21,20 @@ import asyncio
 import contextlib
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from piagents.agents.mailbox import open_mailbox
 from piagents.store import lease
-from piagents.store.base import HolderKind, LeaseHolder, Mailbox, Registration, Store, StoreError
+from piagents.store.base import (
+    HolderKind,
+    LeaseHolder,
+    Mailbox,
+    Registration,
+    Store,
+    StoreError,
+    WorkerRecord,
+)
 
 if TYPE_CHECKING:
     from piagents.agent import Agent
@@ -37,7 +45,7 @@ log = logging.getLogger("piagents")
 class Presence:
     """A runtime's holder, heartbeat and mailbox, from `open` to `close`. It registers
     as `kind` with `capacity` (a `pi-agents worker` sets both before it opens) and
-    with its load: the Agents loaded."""
+    with its load."""
 
     def __init__(
         self,
@@ -62,8 +70,14 @@ class Presence:
         self._renewing: threading.Thread | None = None
 
     def registration(self) -> Registration:
+        """What it says of itself; its load is its Agents, or for a worker (whose
+        capacity counts roots) the roots it holds."""
         assert self.holder is not None
-        return Registration(self.holder, self.kind, self.capacity, len(self.agents))
+        if self.kind == "worker":
+            load = sum(1 for a in self.agents.values() if a.session.record.is_root)
+        else:
+            load = len(self.agents)
+        return Registration(self.holder, self.kind, self.capacity, load)
 
     async def open(self, store: Store, renew_every: float) -> LeaseHolder:
         """Register a new holder in `store`, start its mailbox and its heartbeat."""
@@ -145,3 +159,24 @@ class Presence:
                 with contextlib.suppress(StoreError):
                     self._store.unregister(self.holder.token)
             lease.retire(self.holder)
+
+
+def held_elsewhere(store: Store, session_ids: Iterable[str]) -> dict[str, str]:
+    """Where the sessions that another live holder has run, as front ends show it:
+    `worker 1a2b3c4d on <host>` for a `pi-agents worker`, `process N on <host>` for a
+    runtime (a managed agent's worker process, another terminal); sessions no one
+    else holds are left out."""
+    out: dict[str, str] = {}
+    workers: dict[str, WorkerRecord] | None = None
+    for sid in session_ids:
+        holder = store.lease_of(sid)
+        if holder is None:
+            continue
+        if workers is None:
+            workers = {w.token: w for w in store.workers()}
+        record = workers.get(holder.token)
+        if record is not None and record.kind == "worker":
+            out[sid] = f"worker {holder.token[:8]} on {holder.host}"
+        else:
+            out[sid] = f"process {holder.pid} on {holder.host}"
+    return out

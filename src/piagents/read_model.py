@@ -2,10 +2,9 @@
 and a lead's managed agents, plus the few requests a user makes. Fed by the same
 state the event stream announces; front ends subscribe to events and read here.
 
-The runtime builds one (`Runtime.read_model`) from its collaborators; nothing here
-is a copy that could go stale: every call reads the runtime's state of now. What a
-user changes here (a `pi-agents` setting, a definition's global override) is used
-from then on and announced on the event stream.
+The runtime builds one (`Runtime.read_model`) from its collaborators; nothing here is
+a copy that could go stale: every call reads the runtime's state of now. What a user
+changes here (a setting, a definition's override) is used and announced from then on.
 """
 
 from __future__ import annotations
@@ -26,6 +25,7 @@ from piagents.events.records import DefinitionsChanged, SettingsChanged
 from piagents.events.states import StateTracker
 from piagents.export import export_jsonl
 from piagents.harness.events import Input, LoopEvent, Phase
+from piagents.presence import held_elsewhere
 from piagents.programs.addressing import shown_ids
 from piagents.store.base import Store
 from piagents.store.records import (
@@ -88,6 +88,7 @@ class TreeSnapshot:
     programs: Mapping[str, str] = dataclasses.field(default_factory=dict)
     # Those Programs' short IDs among their callers' Programs (`addressing.shown_ids`).
     program_shorts: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    where: Mapping[str, str] = dataclasses.field(default_factory=dict)  # run elsewhere
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,6 +289,7 @@ class ReadModel:
             first,
             {i: p for i, p in programs.items() if p is not None},
             self.program_shorts(records),
+            held_elsewhere(store, [i for i in ids if i not in self._agents]),
         )
 
     def program_shorts(self, records: Sequence[SessionRecord]) -> dict[str, str]:

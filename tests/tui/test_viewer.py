@@ -12,7 +12,13 @@ from piagents.harness.session import Session
 from piagents.store.records import GenerationRecord, SessionRecord
 from piagents.supervision import placement
 from piagents.testing import Reply, ToolCall
-from piagents.tui.agent_list import AgentListScreen, agent_entries, owners_label, tree_entries
+from piagents.tui.agent_list import (
+    AgentListScreen,
+    agent_entries,
+    entry_text,
+    owners_label,
+    tree_entries,
+)
 from piagents.tui.viewer import ViewerScreen
 
 
@@ -87,6 +93,20 @@ def test_busy_agents_come_first_and_newest_first_within_each_group():
     assert [e.label for e in entries] == ["new-busy", "old-busy", "new-idle", "old-idle"]
     assert entries[1].first_input == "first input of a"
     assert entries[1].state == "running"
+
+
+def test_an_agent_run_by_another_process_says_which_one():
+    records = [record("a", "here", "r", 1), record("b", "managed", "r", 2)]
+    where = {"b": "worker 1a2b3c4d on box2"}
+
+    entries = agent_entries(records, "r", {}, {}, {}, None, where)
+
+    assert [(e.label, e.where) for e in entries] == [
+        ("managed", "worker 1a2b3c4d on box2"),
+        ("here", ""),
+    ]
+    assert entry_text(entries[0]).plain == "managed (b)  idle  in worker 1a2b3c4d on box2"
+    assert entry_text(entries[1]).plain == "here (a)  idle"
 
 
 def test_agents_not_owned_by_the_current_one_are_named_with_their_owners():

@@ -36,6 +36,7 @@ class AgentEntry:
     state: str
     first_input: str
     created: int
+    where: str = ""  # the process it runs in when not this one (`presence.held_elsewhere`)
 
 
 def owners_label(
@@ -70,6 +71,7 @@ def agent_entries(
     shorts: Mapping[str, str],
     first_inputs: Mapping[str, str],
     program_shorts: Mapping[str, str] | None = None,
+    where: Mapping[str, str] | None = None,
 ) -> list[AgentEntry]:
     """The list's rows: busy Agents first, newest first within each group (pure)."""
     by_id = {r.id: r for r in records}
@@ -81,6 +83,7 @@ def agent_entries(
             state=states.get(r.id, "idle"),
             first_input=one_line(first_inputs.get(r.id, ""), REQUEST_WIDTH),
             created=r.created,
+            where=(where or {}).get(r.id, ""),
         )
         for r in records
         if r.id != current_id
@@ -93,7 +96,13 @@ def tree_entries(model: ReadModel, root: Agent) -> list[AgentEntry]:
     """The entries of `root`'s tree as the runtime and store know them now."""
     tree = model.tree(root)
     return agent_entries(
-        tree.records, root.id, tree.states, tree.shorts, tree.first_inputs, tree.program_shorts
+        tree.records,
+        root.id,
+        tree.states,
+        tree.shorts,
+        tree.first_inputs,
+        tree.program_shorts,
+        tree.where,
     )
 
 
@@ -101,6 +110,8 @@ def entry_text(entry: AgentEntry) -> Text:
     text = Text()
     text.append(f"{entry.label} ({entry.short_id})", style="bold")
     text.append(f"  {entry.state}", style="dim" if entry.state == "idle" else "")
+    if entry.where:
+        text.append(f"  in {entry.where}", style="dim")
     if entry.first_input:
         text.append(f"\n  {entry.first_input}", style="dim")
     return text
