@@ -85,3 +85,27 @@ async def test_a_runtime_ends_what_a_stopped_runtime_left_open_as_aborted(
         await rt.open_root(session=sid)
         statuses = {i.status for i in rt.store.inputs(recipient_ids=[sid])}
         assert statuses == {"aborted"}
+
+
+async def test_a_managed_agents_inputs_end_aborted_even_for_a_worker_supervision_recovers_it(
+    home, work, script
+) -> None:
+    from piagents.store.records import SessionRecord
+
+    script.on("lead", lambda call: "unused")
+    async with runtime(home, script) as rt:
+        lead = (await rt.open_root(cwd=work, name="lead")).id
+    async with runtime(home, script) as rt:
+        managed = new_id()
+        rt.store.create_session(
+            SessionRecord(
+                id=managed, cwd=str(work), created=1, updated=1, name="m", owner_id=lead,
+                root_id=lead, meta={"managed": {"definition": "reviewer"}},
+            )
+        )  # fmt: skip
+        rt.store.add_input(InputRecord(new_id(), lead, managed, lead, "input", "followUp", "go"))
+    async with runtime(home, script) as rt:
+        rt.wake_policy.resume = True
+        await rt.open_root(session=lead)
+        [left] = rt.store.inputs(recipient_ids=[managed])
+        assert (left.status, left.result) == ("aborted", "The input was aborted.")

@@ -599,8 +599,10 @@ async def test_a_worker_that_cannot_be_proven_alive_or_gone_is_unknown_without_a
     try:
         g = store.get_generation(request)
         assert g is not None and g.token is not None
-        # Recorded on another machine: nothing here can tell whether it still runs.
-        assert store.update_generation(msgspec.structs.replace(g, host="another-machine"))
+        # Recorded on another machine, by a holder the store's registry does not list:
+        # nothing here can tell whether it still runs.
+        elsewhere = msgspec.structs.replace(g, host="another-machine", token="f" * 32)
+        assert store.update_generation(elsewhere)
     finally:
         store.close()
     async with piagents.Runtime(home, model=MODEL, settings=_settings()) as rt:

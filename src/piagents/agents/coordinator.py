@@ -74,7 +74,7 @@ class Coordinator:
         # What a stopped runtime left open in a tree, settled when its root loads here.
         self._leftovers = Leftovers(
             ports,
-            lambda root_id: list(self.directory.tree(root_id)),
+            lambda root_id: self.directory.tree(root_id),
             self._submit,
             lambda: self.delivery.drain(),
             ABORTED_RESULT,

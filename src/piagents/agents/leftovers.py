@@ -9,20 +9,21 @@ the order it was accepted, an input that had started goes on from its last
 committed step (the model call that had no answer is made again), and a tool call
 that started and did not commit gets an error result saying it was interrupted:
 it is never run again. Sessions a live holder has (a managed agent's worker) are
-that holder's, not settled here.
+that holder's, not settled here; a managed agent's inputs end `aborted` in both
+cases (supervision's recovery decides what became of its generation).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from piagents.agents.accepted import Accepted
 from piagents.agents.ports import AgentsPorts
 from piagents.harness.interrupted import interrupted_results, open_calls, started
 from piagents.store.base import StoreError
-from piagents.store.records import InputRecord
+from piagents.store.records import InputRecord, SessionRecord
 
 if TYPE_CHECKING:
     from piagents.agent import Agent
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("piagents")
 
 Submit = Callable[["Agent", InputRecord, bool], Accepted]
+MANAGED_MARK = "managed"  # in a session's meta: made from a definition (supervision)
 RESUME_FAILED = "The input could not be resumed after a takeover: {error}"
 
 
@@ -39,13 +41,13 @@ class Leftovers:
     def __init__(
         self,
         ports: AgentsPorts,
-        tree_of: Callable[[str], Sequence[str]],
+        tree_of: Callable[[str], Mapping[str, SessionRecord]],
         submit: Submit,
         drain: Callable[[], None],
         aborted_result: str,
     ) -> None:
         self.ports = ports
-        self.tree_of = tree_of  # the owned sessions of a root (the directory's)
+        self.tree_of = tree_of  # the owned sessions of a root, by ID (the directory's)
         self.submit = submit  # hands a stored input to a loaded Agent (the coordinator's)
         self.drain = drain  # takes what waits in the store for the Agents loaded here
         self.aborted_result = aborted_result
@@ -54,14 +56,21 @@ class Leftovers:
         """For a root just loaded: its own leftovers go back to it at once, ahead of
         what waits undelivered (taken next); its owned Agents' once they are loaded."""
         store = self.ports.store()
-        owned = [sid for sid in self.tree_of(root.id) if store.lease_of(sid) is None]
+        tree = self.tree_of(root.id)
+        owned = [sid for sid in tree if store.lease_of(sid) is None]
         left = store.inputs(recipient_ids=[root.id, *owned], outstanding=True, delivered=True)
         if not left:
             return
-        if not self.ports.wake.resume:
-            store.end_inputs([r.id for r in left], "aborted", self.aborted_result)
+        # A managed agent's inputs end as on one machine: its generation follows the
+        # supervision face's own recovery (`lost` or `unknown`, its owner told once).
+        managed = {sid for sid in owned if MANAGED_MARK in tree[sid].meta}
+        ended = [r for r in left if not self.ports.wake.resume or r.recipient_id in managed]
+        if ended:
+            store.end_inputs([r.id for r in ended], "aborted", self.aborted_result)
+        gone = {r.id for r in ended}
+        ordered = sorted((r for r in left if r.id not in gone), key=lambda r: r.seq)
+        if not ordered:
             return
-        ordered = sorted(left, key=lambda r: r.seq)
         mine = [r for r in ordered if r.recipient_id == root.id]
         for stored in mine:
             self._resume(root, stored, repair=stored is mine[0])

@@ -1,7 +1,8 @@
 """Recovery: what became of generations whose runtime is not this one.
 
-A generation not running here is `lost` once its runtime is proven gone, and
-`unknown` when that cannot be proven; the first runtime to prove it gone tells the
+A generation not running here is `lost` once its runtime is proven gone (its process
+gone on this machine, or its heartbeat lapsed in the store), and `unknown` when that
+cannot be proven; the first runtime to prove it gone tells the
 owner, once (the state change and the owner's result commit together).
 """
 
@@ -23,6 +24,8 @@ def recovered(gens: Generations, g: GenerationRecord) -> GenerationRecord:
         return g
     holder = LeaseHolder(g.pid, g.host or "", g.token or "", g.started or "")
     presence = lease.presence(holder)
+    if presence == "unknown":  # another machine's: its heartbeat in the store tells
+        presence = heartbeat_presence(gens, holder)
     if presence == "alive":
         return g
     state = "lost" if presence == "gone" else "unknown"
@@ -48,6 +51,16 @@ def recovered(gens: Generations, g: GenerationRecord) -> GenerationRecord:
             gens.deliver(g.owner_id)
         return changed
     return store.get_generation(g.id) or changed
+
+
+def heartbeat_presence(gens: Generations, holder: LeaseHolder) -> str:
+    """A holder on another machine as its heartbeat in the store's registry shows it:
+    `gone` once it lapsed (as a worker killed or cut off), `unknown` when the registry
+    does not list it."""
+    for w in gens.ports.store().workers():
+        if w.token == holder.token:
+            return "alive" if w.alive else "gone"
+    return "unknown"
 
 
 def recover(gens: Generations, root_id: str) -> None:
