@@ -86,6 +86,7 @@ def test_a_lapsed_lease_is_taken_over_and_its_old_holders_writes_are_refused(
     old.acquire_lease(sid, a)
     old.append(sid, [_entry("before")])
     old.append(owned, [_entry("owned before")])
+    open_input = _open_input(old, sid, owned)
     new = backend.open(lease_lapse=LONG)
     new.register(Registration(b))
     with pytest.raises(SessionInUse):
@@ -103,6 +104,9 @@ def test_a_lapsed_lease_is_taken_over_and_its_old_holders_writes_are_refused(
         old.append(owned, [_entry("owned after")])
     with pytest.raises(LeaseLost):
         old.set_state(sid, "running")
+    with pytest.raises(LeaseLost):  # the input's end is the new holder's to record
+        old.end_inputs([open_input], "failed", "the old holder's turn failed")
+    assert [i.status for i in new.inputs(recipient_ids=[owned])] == ["outstanding"]
     assert len(new.entries(sid)) == 1
     assert len(new.entries(owned)) == 1
     assert new.states([sid]) == {sid: "idle"}
@@ -114,6 +118,8 @@ def test_a_lapsed_lease_is_taken_over_and_its_old_holders_writes_are_refused(
     judge.append(sid, [_entry("by b")])
     judge.set_state(sid, "running")
     assert new.states([sid]) == {sid: "running"}
+    assert [r.status for r in judge.end_inputs([open_input], "completed", "done")] == ["completed"]
+    assert old.end_inputs([open_input], "failed", "late") == []  # ended: nothing to refuse
 
 
 def test_a_holder_that_never_lost_its_lease_writes_after_it_lapsed(backend, holders) -> None:
@@ -252,8 +258,9 @@ def test_roots_with_open_inputs_and_no_live_holder_wait_for_a_worker(backend, ho
     _open_input(store, free, free)
     _open_input(store, held, held)
     store.acquire_lease(held, a)
-    store.register(Registration(dead, kind="worker"))
-    store.acquire_lease(lapsing, dead)
+    elsewhere = backend.open(lease_lapse=LONG)  # each holder writes through a store of its own
+    elsewhere.register(Registration(dead, kind="worker"))
+    elsewhere.acquire_lease(lapsing, dead)
     lapsed_input = _open_input(store, lapsing, lapsing)
     ended = _open_input(store, idle, idle)
     store.end_inputs([ended], "completed", "done")
@@ -275,9 +282,9 @@ def test_roots_with_open_inputs_and_no_live_holder_wait_for_a_worker(backend, ho
     store.release_lease(held, a)
     store.end_inputs([i.id for i in store.inputs(recipient_ids=[held])], "completed", "done")
     generation = _holder(holders)
-    store.register(Registration(generation))
-    store.acquire_lease(managed, generation)
+    elsewhere.register(Registration(generation))
+    elsewhere.acquire_lease(managed, generation)
     _open_input(store, held, managed)
     assert held not in {w.root_id for w in store.waiting_roots(10)}
-    store.release_lease(managed, generation)
+    elsewhere.release_lease(managed, generation)
     assert held in {w.root_id for w in store.waiting_roots(10)}

@@ -38,7 +38,7 @@ from piagents.harness.events import (
     RunStarted,
 )
 from piagents.harness.loop import AgentLoop
-from piagents.store.base import StoreError
+from piagents.store.base import LeaseLost, StoreError
 from piagents.store.records import (
     InputDelivery,
     InputKind,
@@ -423,6 +423,8 @@ class Coordinator:
         )
         try:
             self._record_end(end)
+        except LeaseLost:
+            raise  # the tree was taken over: its new holder ends these inputs
         except StoreError:
             self._unrecorded.add(end)
             raise

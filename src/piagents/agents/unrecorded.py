@@ -9,7 +9,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from piagents.store.base import StoreError
+from piagents.store.base import LeaseLost, StoreError
 from piagents.store.records import InputStatus, SessionRecord
 
 FIRST_RETRY_S, LAST_RETRY_S = 0.05, 2.0
@@ -61,6 +61,8 @@ class UnrecordedEnds:
                 while self._ends:
                     try:
                         self._record(self._ends[0])
+                    except LeaseLost:
+                        pass  # taken over meanwhile: its new holder ends these inputs
                     except StoreError:
                         break
                     self._ends.pop(0)

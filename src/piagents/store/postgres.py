@@ -60,7 +60,7 @@ class PostgresStore(TableStore):
         self._leases = LeaseTable(self._conn, lease_lapse)
         self._sessions = SessionTable(self._conn)
         self._entries = EntryLog(self._conn, self._leases)
-        self._inputs = InputTable(self._conn)
+        self._inputs = InputTable(self._conn, self._leases)
         self._search = SearchIndex(self._conn)
         self._generations = GenerationTable(self._conn)
         self._programs = ProgramTable(self._conn)

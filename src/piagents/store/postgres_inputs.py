@@ -11,6 +11,7 @@ from typing import Any
 from piagents.ai.messages import now_ms
 from piagents.store.base import StoreError
 from piagents.store.postgres_connection import NOT_SAVED, Connection, Db
+from piagents.store.postgres_leases import LeaseTable
 from piagents.store.postgres_values import check, text
 from piagents.store.records import InputRecord, InputStatus
 from piagents.store.sqlite_values import INPUT_DELIVERY, INPUT_KIND, INPUT_STATUS
@@ -84,8 +85,9 @@ def input_seq(db: Db, input_id: str) -> object:
 class InputTable:
     """The `inputs` table."""
 
-    def __init__(self, conn: Connection) -> None:
+    def __init__(self, conn: Connection, leases: LeaseTable | None = None) -> None:
         self.conn = conn
+        self._leases = leases  # refuses ending inputs of a tree whose lease was taken over
 
     def add(self, record: InputRecord) -> InputRecord:
         seq = self.conn.write(
@@ -122,6 +124,7 @@ class InputTable:
                 "kinds": list(INPUT_KIND.values),
                 "deliveries": list(INPUT_DELIVERY.values),
             }
+            fence, fenced = self._leases.input_fence() if self._leases else ("", {})
             for _ in range(2):
                 rows = db.execute(
                     "WITH unreadable AS (SELECT 1 FROM inputs WHERE status = 'outstanding' "
@@ -130,8 +133,8 @@ class InputTable:
                     "UPDATE inputs SET status = %(status)s, result = %(result)s, "
                     "aborted_by_owner = %(aborted)s, ended = %(at)s "
                     "WHERE status = 'outstanding' AND id = ANY(%(ids)s) "
-                    f"AND NOT EXISTS (SELECT 1 FROM unreadable) RETURNING {COLUMNS}",
-                    args,
+                    f"AND NOT EXISTS (SELECT 1 FROM unreadable){fence} RETURNING {COLUMNS}",
+                    {**args, **fenced},
                 ).fetchall()
                 if rows:
                     return sorted((input_record(location, r) for r in rows), key=lambda r: r.seq)
@@ -144,6 +147,8 @@ class InputTable:
                     input_record(location, row)
                 if not left:
                     return []
+                if self._leases is not None:  # refused by the fence: another holder's now
+                    self._leases.check_lost_inputs(db, ids)
                 # Readable now: it was repaired meanwhile; end them again.
             raise StoreError(f"{location}: inputs {list(ids)} kept changing while ended")
 

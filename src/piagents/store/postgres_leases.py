@@ -222,6 +222,33 @@ class LeaseTable:
         if rows:
             raise LeaseLost(self.conn.location, rows[0][0])
 
+    def input_fence(self) -> tuple[str, dict[str, Any]]:
+        """For an UPDATE of `inputs` rows: a condition that holds while the trees of the
+        rows (their root, or their recipient's own lease) that this store's holder took
+        are still its, and its arguments; empty when it took none."""
+        if self._fence is None or not self._held:
+            return "", {}
+        condition = (
+            " AND NOT EXISTS (SELECT 1 FROM sessions f WHERE f.id = ANY(%(held)s) AND "
+            "f.id IN (inputs.root_id, inputs.recipient_id) AND "
+            "f.lease_token IS DISTINCT FROM %(fence)s)"
+        )
+        return condition, {"held": sorted(self._held), "fence": self._fence}
+
+    def check_lost_inputs(self, db: Db, input_ids: Sequence[str]) -> None:
+        """After ending these inputs changed nothing: LeaseLost if the fence refused it."""
+        condition, args = self.input_fence()
+        if not condition:
+            return
+        rows = db.execute(
+            "SELECT f.id FROM inputs i JOIN sessions f ON f.id IN (i.root_id, i.recipient_id) "
+            "WHERE i.id = ANY(%(ids)s) AND i.status = 'outstanding' AND f.id = ANY(%(held)s) "
+            "AND f.lease_token IS DISTINCT FROM %(fence)s LIMIT 1",
+            {"ids": list(input_ids), **args},
+        ).fetchall()
+        if rows:
+            raise LeaseLost(self.conn.location, rows[0][0])
+
     def set_state(self, session_id: str, state: str) -> None:
         cte, condition, args = self.fence()
         sql = (

@@ -4,7 +4,7 @@ once, their results read once."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -75,8 +75,13 @@ def insert_input(db: sqlite3.Connection, record: InputRecord) -> int:
 class InputTable:
     """The `inputs` table."""
 
-    def __init__(self, conn: Connection) -> None:
+    def __init__(
+        self,
+        conn: Connection,
+        fence: Callable[[sqlite3.Connection, Sequence[str]], None] | None = None,
+    ) -> None:
         self.conn = conn
+        self._fence = fence  # refuses ending inputs of a tree whose lease was taken over
 
     def add(self, record: InputRecord) -> InputRecord:
         with self.conn.tx() as db:
@@ -97,17 +102,17 @@ class InputTable:
         ended = ended if ended is not None else now_ms()
         marks = ",".join("?" * len(ids))
         with self.conn.tx() as db:
-            db.execute(
-                f"UPDATE inputs SET status = ?, result = ?, aborted_by_owner = ?, ended = ? "
-                f"WHERE status = 'outstanding' AND id IN ({marks})",
-                (status, result, int(aborted_by_owner), ended, *ids),
-            )
+            if self._fence is not None:
+                self._fence(db, ids)
             rows = db.execute(
-                f"SELECT {COLUMNS} FROM inputs WHERE id IN ({marks}) AND ended = ? ORDER BY seq",
-                (*ids, ended),
+                f"UPDATE inputs SET status = ?, result = ?, aborted_by_owner = ?, ended = ? "
+                f"WHERE status = 'outstanding' AND id IN ({marks}) RETURNING {COLUMNS}",
+                (status, result, int(aborted_by_owner), ended, *ids),
             ).fetchall()
-            # Read in the transaction: an input that cannot be read ends nothing.
-            return [input_record(self.conn.path, r) for r in rows]
+            # Read in the transaction: an input that cannot be read ends nothing. Only
+            # what this call ended: not one another call ended in the same millisecond.
+            ended_now = [input_record(self.conn.path, r) for r in rows]
+        return sorted(ended_now, key=lambda r: r.seq)
 
     def take_undelivered(self, recipient_ids: Sequence[str]) -> list[InputRecord]:
         """Inputs waiting in the store for these recipients, now marked delivered."""

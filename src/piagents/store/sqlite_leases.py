@@ -188,6 +188,24 @@ class LeaseTable:
         if row is not None:
             raise LeaseLost(str(self.conn.path), row[0])
 
+    def fence_inputs(self, db: sqlite3.Connection, input_ids: Sequence[str]) -> None:
+        """Inside a write ending these inputs: refuse it (LeaseLost) when the tree of one
+        of them (its root, or its recipient's own lease) is one this store's holder took
+        and another holder now has: their ends are that holder's to record."""
+        if self._fence is None or not self._held:
+            return
+        held = sorted(self._held)
+        ids = list(input_ids)
+        row = db.execute(
+            "SELECT f.id FROM inputs i JOIN sessions f ON f.id = i.root_id OR f.id = "
+            f"i.recipient_id WHERE i.id IN ({','.join('?' * len(ids))}) AND i.status = "
+            f"'outstanding' AND f.id IN ({','.join('?' * len(held))}) AND f.lease_token IS NOT ? "
+            "LIMIT 1",
+            (*ids, *held, self._fence),
+        ).fetchone()
+        if row is not None:
+            raise LeaseLost(str(self.conn.path), row[0])
+
     def set_state(self, session_id: str, state: str) -> None:
         with self.conn.tx() as db:
             self.fence(db, session_id)
