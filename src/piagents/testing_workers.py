@@ -4,6 +4,7 @@ with a home of its own, found in the store's registry, killed or stopped."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -33,7 +34,15 @@ class WorkerProcess:
         self.process.send_signal(signal.SIGKILL)
         self.process.wait(10)
 
+    def pause(self) -> None:
+        """SIGSTOP: alive but silent, as a worker cut off from the network is."""
+        self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self.process.send_signal(signal.SIGCONT)
+
     def stop(self, timeout: float = 20.0) -> int:
+        self.resume()  # a paused worker cannot handle its SIGTERM
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
@@ -51,8 +60,10 @@ def start_workers(
     poll: float = 0.5,
     pythonpath: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
+    settings: Mapping[str, object] | None = None,
 ) -> list[WorkerProcess]:
-    """Start a worker per home (their logs in `<home>/worker.log`)."""
+    """Start a worker per home (their logs in `<home>/worker.log`), each home's
+    `settings.json` made of `settings` when given."""
     extra = {**os.environ, **(env or {})}
     if pythonpath:
         extra["PYTHONPATH"] = os.pathsep.join(
@@ -61,6 +72,8 @@ def start_workers(
     workers = []
     for home in homes:
         home.mkdir(parents=True, exist_ok=True)
+        if settings is not None:
+            (home / "settings.json").write_text(json.dumps(settings))
         log = home / "worker.log"
         with open(log, "ab") as out:
             process = subprocess.Popen(

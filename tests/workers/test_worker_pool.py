@@ -174,3 +174,61 @@ def _transcript(rt: Runtime, session_id: str) -> str:
             calls = [c.args for c in getattr(m, "tool_calls", [])]
             lines.append(f"{m.role}: {m.text[:120]!r} {calls or ''}")
     return "\n".join(lines)
+
+
+async def test_a_worker_cut_off_mid_turn_loses_its_root_and_writes_nothing_to_it_after(
+    postgres_url: str, tmp_path: Path, work: Path
+) -> None:
+    leases = {"pi-agents": {"leaseLapseMs": 1500, "leaseRenewMs": 300}}
+    workers = start_workers(
+        postgres_url,
+        [tmp_path / f"worker{i}" for i in range(2)],
+        pythonpath=[ROUTES],
+        env={"PIAGENTS_TEST_DELAY": "0.02"},
+        poll=0.2,
+        capacity=2,
+        settings=leases,
+    )
+    try:
+        async with Runtime(tmp_path / "client", settings={"store": postgres_url, **leases}) as rt:
+            await registered(rt.store, workers)
+            ids = await _offline_roots(rt, work, ["cut"], "faux/worker_routes:slow_steps")
+            root_id = ids["cut"]
+            sent = await _post(rt, root_id, "steps 6")
+
+            def holder() -> WorkerProcess | None:
+                lease = rt.store.lease_of(root_id)
+                return next((w for w in workers if lease and w.token == lease.token), None)
+
+            def results() -> int:
+                return sum(
+                    isinstance(e, MessageEntry) and e.message.role == "toolResult"
+                    for e in rt.store.entries(root_id)
+                )
+
+            await _until(lambda: holder() is not None and results() >= 1, 30, "mid-turn")
+            cut = holder()
+            assert cut is not None
+            survivor = next(w for w in workers if w is not cut)
+            cut.pause()  # alive, silent: its heartbeat lapses, nothing proves it dead
+            await _until(lambda: holder() is survivor, 30, "the survivor takes the root over")
+            cut.resume()  # back, with the bash step it was running still to finish
+
+            def ended() -> bool:
+                return not rt.store.inputs(recipient_ids=[root_id], outstanding=True)
+
+            await _until(ended, 60, "the input ended")
+            [record] = rt.store.inputs(recipient_ids=[root_id])
+            assert (record.id, record.status) == (sent.id, "completed")
+            answers = _answers(rt, root_id)
+            finals = [a for a in answers if "steps by" in a]
+            assert finals == [record.result], _transcript(rt, root_id)
+            assert record.result is not None
+            assert record.result.startswith("6 steps by ")
+            assert record.result.split()[3].rstrip(",") == str(survivor.pid)
+            await _until(
+                lambda: "taken over" in cut.log.read_text(), 30, "the cut-off worker to notice"
+            )
+    finally:
+        for w in workers:
+            w.stop()

@@ -68,6 +68,10 @@ async def team(call) -> str | Reply:  # type: ignore[no-untyped-def]
     """`team N <other root>`: spawn `helper` with `steps N`, wait for it, send the root
     named <other root> a hello, then answer. Anything else: the `slow_steps` rules, or
     (a hello, a notification) a short answer."""
+    last = call.messages[-1]
+    if last.role == "user" and NOTIFICATION.match(_inner(last.text)):
+        await asyncio.sleep(DELAY_S)
+        return f"noted by {os.getpid()}"  # a run of its own, after the turn that waited
     text = _last_user(call)
     if not text.startswith("team "):
         if text.startswith("steps "):
