@@ -232,3 +232,30 @@ async def test_a_worker_cut_off_mid_turn_loses_its_root_and_writes_nothing_to_it
     finally:
         for w in workers:
             w.stop()
+
+
+async def test_a_worker_asked_to_stop_lets_the_turns_it_holds_finish_first(
+    postgres_url: str, tmp_path: Path, work: Path
+) -> None:
+    [worker] = _workers(tmp_path, 1, url=postgres_url, capacity=2)
+    try:
+        async with Runtime(tmp_path / "client", settings={"store": postgres_url}) as rt:
+            await registered(rt.store, [worker])
+            ids = await _offline_roots(rt, work, ["long"], "faux/worker_routes:slow_steps")
+            await _post(rt, ids["long"], "steps 4")
+
+            def steps_done() -> int:
+                return sum(
+                    isinstance(e, MessageEntry) and e.message.role == "toolResult"
+                    for e in rt.store.entries(ids["long"])
+                )
+
+            await _until(lambda: steps_done() >= 1, 30, "the turn under way")
+            assert worker.stop() == 0  # SIGTERM: drains, then exits
+            [record] = rt.store.inputs(recipient_ids=[ids["long"]])
+            assert record.status == "completed", record.result
+            assert record.result is not None and record.result.startswith("4 steps by ")
+            assert rt.store.lease_of(ids["long"]) is None
+            assert "draining 1 root(s)" in worker.log.read_text()
+    finally:
+        worker.stop()

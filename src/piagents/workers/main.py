@@ -1,8 +1,9 @@
 """`pi-agents worker --store postgresql://… [--capacity N] [--home H]`: run the roots of
 a PostgreSQL store placed on this process, until SIGTERM or SIGINT.
 
-Stopping takes the Agents it holds offline as closing any runtime does (their
-running inputs end `aborted`); a worker killed outright (kill -9, a machine lost)
+Stopping (SIGTERM, SIGINT) takes no new placements, lets the roots it holds finish
+for up to `--drain` seconds, then takes them offline as closing any runtime does
+(inputs still running end `aborted`); a worker killed outright (kill -9, a machine lost)
 leaves its roots to the others once its heartbeat lapses, and they resume them.
 """
 
@@ -21,6 +22,7 @@ from piagents.config import SettingsError, default_home
 log = logging.getLogger("piagents.worker")
 
 DEFAULT_CAPACITY = 8
+DEFAULT_DRAIN_S = 30.0
 
 
 def parser() -> argparse.ArgumentParser:
@@ -37,6 +39,13 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--home", help="this worker's home: settings, output files")
     p.add_argument(
+        "--drain",
+        type=float,
+        default=DEFAULT_DRAIN_S,
+        help="on SIGTERM or Ctrl-C, seconds to let the roots held here finish before "
+        f"they are taken offline (default {DEFAULT_DRAIN_S:g})",
+    )
+    p.add_argument(
         "--poll",
         type=float,
         default=0.5,
@@ -45,7 +54,9 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-async def run(home: Path, store: str | None, capacity: int, poll: float) -> int:
+async def run(
+    home: Path, store: str | None, capacity: int, poll: float, drain: float = DEFAULT_DRAIN_S
+) -> int:
     from piagents.heap import settle_long_lived
     from piagents.runtime import Runtime
     from piagents.store.base import StoreError
@@ -83,7 +94,10 @@ async def run(home: Path, store: str | None, capacity: int, poll: float) -> int:
                     loop.add_signal_handler(sig, worker.stop)
             print(f"pi-agents worker {holder.token[:8]} on {holder.host}: ready", flush=True)
             try:
-                await worker.run()
+                await worker.run()  # until a signal: no new placements from then on
+                if worker.held:
+                    print(f"pi-agents worker: draining {len(worker.held)} root(s)", flush=True)
+                    await worker.drained(drain)
             finally:
                 await runtime.close_agents()
     except StoreError as exc:
@@ -102,4 +116,6 @@ def main(argv: list[str]) -> int:
         parser().error("--capacity must be at least 1")
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s")
     home = Path(args.home).expanduser() if args.home else default_home()
-    return asyncio.run(run(home, args.store, args.capacity, args.poll))
+    if args.drain < 0:
+        parser().error("--drain must be 0 or more")
+    return asyncio.run(run(home, args.store, args.capacity, args.poll, args.drain))

@@ -73,6 +73,7 @@ class Worker:
         self._changed = asyncio.Event()
         self._mailbox: Mailbox | None = None
         self.stopping = False
+        self._hurry = False  # a second stop: end the drain now
 
     # ---- placements --------------------------------------------------------------
 
@@ -209,7 +210,22 @@ class Worker:
                 await self.placements.enqueue(root)  # nobody had room: the queue keeps it
         self._seen = seen
 
+    async def drained(self, timeout: float) -> bool:
+        """Wait until the roots held here went idle (their placements ended), at most
+        `timeout` seconds; whether they all did."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while self.held and not self._hurry:
+            left = deadline - loop.time()
+            if left <= 0:
+                return False
+            self._poked.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._poked.wait(), min(left, IDLE_CHECK_S))
+        return True
+
     def stop(self) -> None:
-        """Take no more placements; `run` returns."""
+        """Take no more placements; `run` returns. Asked again: stop draining too."""
+        self._hurry = self.stopping
         self.stopping = True
         self._poked.set()
