@@ -74,3 +74,14 @@ def postgres_server():
 def postgres_url(postgres_server):
     """The URL of a fresh, empty database of its own for this test."""
     return postgres_server.database()
+
+
+@pytest.fixture
+def own_server(postgres_server):  # the shared server must be there (else skipped)
+    """A PostgreSQL server of this test's own, which it may stop and start again."""
+    import postgres_server as pg
+
+    server = pg.PostgresServer(postgres_server.bin)
+    server.start()
+    yield server
+    server.stop()

@@ -576,17 +576,6 @@ def test_a_generation_changed_from_many_connections_at_once_changes_once(
 # ---- a server that goes down and comes back ------------------------------------------
 
 
-@pytest.fixture
-def own_server(postgres_server):  # the shared server must be there (else skipped)
-    """A server of this test's own, which it may stop and start again."""
-    import postgres_server as pg
-
-    server = pg.PostgresServer(postgres_server.bin)
-    server.start()
-    yield server
-    server.stop()
-
-
 def test_a_server_that_goes_down_fails_operations_clearly_and_they_work_once_it_is_back(
     own_server,
 ) -> None:

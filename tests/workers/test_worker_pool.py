@@ -259,3 +259,38 @@ async def test_a_worker_asked_to_stop_lets_the_turns_it_holds_finish_first(
             assert "draining 1 root(s)" in worker.log.read_text()
     finally:
         worker.stop()
+
+
+async def test_a_worker_rides_out_its_database_going_down_and_takes_work_once_it_is_back(
+    own_server, tmp_path: Path, work: Path
+) -> None:
+    url = own_server.database()
+    [worker] = _workers(tmp_path, 1, url=url, capacity=2)
+    try:
+        async with Runtime(tmp_path / "client", settings={"store": url}) as rt:
+            await registered(rt.store, [worker])
+            ids = await _offline_roots(rt, work, ["later"], "faux/worker_routes:echo")
+        own_server.halt()
+        await _until(
+            lambda: "A sweep for waiting roots failed" in worker.log.read_text(),
+            30,
+            "the worker's sweeps to fail",
+        )
+        own_server.start(own_server.port)
+        assert worker.process.poll() is None  # still running
+        async with Runtime(tmp_path / "client", settings={"store": url}) as rt:
+            await _until(
+                lambda: any(w.alive and w.pid == worker.pid for w in rt.store.workers()),
+                30,
+                "its heartbeat back",
+            )
+            await _post(rt, ids["later"], "still there?")
+            await _until(
+                lambda: not rt.store.inputs(recipient_ids=[ids["later"]], outstanding=True),
+                30,
+                "the input ended",
+            )
+            [record] = rt.store.inputs(recipient_ids=[ids["later"]])
+            assert record.result == f"done by {worker.pid}: still there?"
+    finally:
+        worker.stop()
