@@ -38,6 +38,7 @@ log = logging.getLogger("piagents.worker")
 
 EVIDENCE_INTERVAL_S = 0.25  # inspect evidence is rewritten at most 4 times a second
 SAFETY_DRAIN_S = 1.0  # look in the inbox even when no poke came
+PREVIOUS_EXIT_S = 10.0  # how long an ended generation's worker may take to let go
 
 
 class WorkerLink:
@@ -63,9 +64,7 @@ class WorkerLink:
             return 1
         holder = self.ports.holder()
         assert holder is not None
-        try:
-            store.acquire_lease(g.session_id, holder)
-        except SessionInUse:
+        if not await self._take_session(g.session_id):
             log.error("session %s is held by another runtime", g.session_id)
             return 1
         try:
@@ -73,6 +72,24 @@ class WorkerLink:
         finally:
             with contextlib.suppress(Exception):
                 store.release_lease(g.session_id, holder)
+
+    async def _take_session(self, session_id: str) -> bool:
+        """Take the session's lease; while the worker of an earlier generation of it,
+        which has ended (`continue` right after its outcome), is still exiting, wait for
+        it to let go, up to PREVIOUS_EXIT_S."""
+        store, holder = self.ports.store(), self.ports.holder()
+        assert holder is not None
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + PREVIOUS_EXIT_S
+        while True:
+            try:
+                store.acquire_lease(session_id, holder)
+                return True
+            except SessionInUse as exc:
+                ended = {e.token for e in store.generations(session_id=session_id, live=False)}
+                if exc.holder.token not in ended or loop.time() >= deadline:
+                    return False
+            await asyncio.sleep(0.02)
 
     async def _run(self, g: GenerationRecord, session: Session) -> int:
         sup, ports = self.sup, self.ports
