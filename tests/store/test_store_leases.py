@@ -22,7 +22,7 @@ from piagents.store.base import (
     SessionInUse,
     Store,
 )
-from piagents.store.records import MessageEntry, SessionRecord, new_id
+from piagents.store.records import InputRecord, MessageEntry, SessionRecord, new_id
 from support import eventually
 
 SHORT = 0.3  # a lapse the test waits out (by its condition, not by sleeping)
@@ -104,6 +104,10 @@ def test_a_lapsed_lease_is_taken_over_and_its_old_holders_writes_are_refused(
         old.append(owned, [_entry("owned after")])
     with pytest.raises(LeaseLost):
         old.set_state(sid, "running")
+    with pytest.raises(LeaseLost):  # a message sent from the tree it lost
+        old.add_input(
+            InputRecord(new_id(), sid, sid, owned, "input", "followUp", "late")  # type: ignore[arg-type]
+        )
     with pytest.raises(LeaseLost):  # the input's end is the new holder's to record
         old.end_inputs([open_input], "failed", "the old holder's turn failed")
     assert [i.status for i in new.inputs(recipient_ids=[owned])] == ["outstanding"]

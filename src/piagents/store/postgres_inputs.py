@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from piagents.ai.messages import now_ms
-from piagents.store.base import StoreError
+from piagents.store.base import LeaseLost, StoreError
 from piagents.store.postgres_connection import NOT_SAVED, Connection, Db
 from piagents.store.postgres_leases import LeaseTable
 from piagents.store.postgres_values import check, text
@@ -46,13 +46,31 @@ def input_record(location: str, row: Sequence[Any]) -> InputRecord:
     )
 
 
-def insert_input(db: Db, record: InputRecord) -> int:
-    """Add `record` inside the caller's transaction; its seq."""
+INSERT = (
+    "INSERT INTO inputs (id, root_id, recipient_id, sender_id, kind, delivery, text, "
+    "has_result, status, result, read, aborted_by_owner, accepted, ended, delivered, rendered) "
+)
+# The same values as a SELECT (typed: a SELECT list does not take its columns' types).
+FENCED_VALUES = (
+    "SELECT %s::text, %s::text, %s::text, %s::text, %s::text, %s::text, %s::text, %s::bool, "
+    "%s::text, %s::text, %s::bool, %s::bool, %s::bigint, %s::bigint, %s::bool, %s::text "
+    "WHERE NOT EXISTS (SELECT 1 FROM sessions s JOIN sessions f ON f.id IN (s.id, s.root_id) "
+    "WHERE s.id = %s AND f.id = ANY(%s) AND f.lease_token IS DISTINCT FROM %s) RETURNING seq"
+)
+
+
+def insert_input(
+    db: Db, record: InputRecord, fence: tuple[list[str], str] | None = None, location: str = ""
+) -> int:
+    """Add `record` inside the caller's transaction; its seq. With `fence` (the sessions
+    this holder took, its token), from a sender whose tree was taken over: LeaseLost."""
+    extra: tuple[object, ...] = ()
+    if fence is not None and record.sender_id is not None:
+        statement, extra = INSERT + FENCED_VALUES, (record.sender_id, *fence)
+    else:
+        statement = INSERT + "VALUES (" + ", ".join(["%s"] * 16) + ") RETURNING seq"
     row = db.execute(
-        "INSERT INTO inputs (id, root_id, recipient_id, sender_id, kind, delivery, text, "
-        "has_result, status, result, read, aborted_by_owner, accepted, ended, delivered, "
-        "rendered) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
-        "RETURNING seq",
+        statement,
         (
             record.id,
             record.root_id,
@@ -70,9 +88,11 @@ def insert_input(db: Db, record: InputRecord) -> int:
             record.ended,
             record.delivered,
             text(record.rendered),
+            *extra,
         ),
     ).fetchone()
-    assert row is not None  # RETURNING gives the inserted row
+    if row is None:  # the fence refused it
+        raise LeaseLost(location, record.sender_id or "")
     return int(row[0])
 
 
@@ -90,8 +110,9 @@ class InputTable:
         self._leases = leases  # refuses ending inputs of a tree whose lease was taken over
 
     def add(self, record: InputRecord) -> InputRecord:
+        fence = self._leases.sender_fence() if self._leases is not None else None
         seq = self.conn.write(
-            lambda db: insert_input(db, record),
+            lambda db: insert_input(db, record, fence, self.conn.location),
             verify=lambda db: input_seq(db, record.id),
             single=True,
         )

@@ -235,6 +235,13 @@ class LeaseTable:
         )
         return condition, {"held": sorted(self._held), "fence": self._fence}
 
+    def sender_fence(self) -> tuple[list[str], str] | None:
+        """For an input added by a session of this holder: the sessions it took and its
+        token (`postgres_inputs.insert_input`), or None when it took none."""
+        if self._fence is None or not self._held:
+            return None
+        return sorted(self._held), self._fence
+
     def check_lost_inputs(self, db: Db, input_ids: Sequence[str]) -> None:
         """After ending these inputs changed nothing: LeaseLost if the fence refused it."""
         condition, args = self.input_fence()

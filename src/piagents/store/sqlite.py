@@ -73,7 +73,7 @@ class SQLiteStore(TableStore):
         self._leases = LeaseTable(conn, lease_lapse)
         self._sessions = SessionTable(conn)
         self._entries = EntryLog(conn, self._leases.fence)
-        self._inputs = InputTable(conn, self._leases.fence_inputs)
+        self._inputs = InputTable(conn, self._leases.fence_inputs, self._leases.fence)
         self._search = SearchIndex(conn)
         self._generations = GenerationTable(conn)
         self._programs = ProgramTable(conn)

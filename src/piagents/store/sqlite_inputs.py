@@ -79,12 +79,16 @@ class InputTable:
         self,
         conn: Connection,
         fence: Callable[[sqlite3.Connection, Sequence[str]], None] | None = None,
+        sender_fence: Callable[[sqlite3.Connection, str], None] | None = None,
     ) -> None:
         self.conn = conn
         self._fence = fence  # refuses ending inputs of a tree whose lease was taken over
+        self._sender_fence = sender_fence  # refuses inputs sent from such a tree
 
     def add(self, record: InputRecord) -> InputRecord:
         with self.conn.tx() as db:
+            if self._sender_fence is not None and record.sender_id is not None:
+                self._sender_fence(db, record.sender_id)
             seq = insert_input(db, record)
         return replace(record, seq=seq)
 
