@@ -33,3 +33,16 @@ def test_a_worker_whose_store_cannot_be_reached_says_so(home: Path) -> None:
     assert done.returncode == 1
     assert done.stderr.startswith("pi-agents worker: ")
     assert "127.0.0.1:1/x" in done.stderr
+
+
+def test_a_worker_without_dbos_installed_says_which_extra_to_install(home: Path) -> None:
+    script = (
+        "import sys; sys.modules['dbos'] = None; "  # as if it were not installed
+        "from piagents.workers.main import main; "
+        f"sys.exit(main(['--home', {str(home)!r}, '--store', 'postgresql://u@127.0.0.1:1/x']))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2
+    assert "pip install 'pi-agents[workers]'" in done.stderr

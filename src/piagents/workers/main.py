@@ -64,6 +64,15 @@ async def run(
     from piagents.workers.worker import Worker
 
     try:
+        import dbos  # noqa: F401  (imported here, once: a worker cannot run without it)
+    except ImportError:
+        print(
+            "pi-agents worker: workers need DBOS and psycopg: "
+            "pip install 'pi-agents[workers]' (or -e '.[workers]' in a checkout)",
+            file=sys.stderr,
+        )
+        return 2
+    try:
         runtime = Runtime(home, settings={"store": store} if store else None)
     except (SettingsError, ValueError) as exc:
         print(f"pi-agents worker: {exc}", file=sys.stderr)
