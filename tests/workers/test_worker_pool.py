@@ -129,8 +129,10 @@ async def test_three_workers_share_the_roots_talk_across_workers_and_survive_a_k
             before = {sid: [e.id for e in rt.store.entries(sid)] for sid in _all(rt, ids)}
             victim.kill()
 
-            def all_ended() -> bool:
-                return not rt.store.inputs(outstanding=True)
+            def all_ended() -> bool:  # and settled: every root offline again (an ended
+                # input's notification to its owner comes just after the input ends)
+                idle = all(rt.store.lease_of(r) is None for r in ids.values())
+                return idle and not rt.store.inputs(outstanding=True)
 
             await _until(all_ended, 120, "every input ended after the takeover")
 
