@@ -168,7 +168,9 @@ def held_elsewhere(store: Store, session_ids: Iterable[str]) -> dict[str, str]:
     else holds are left out."""
     out: dict[str, str] = {}
     workers: dict[str, WorkerRecord] | None = None
-    for sid in session_ids:
+    # One batched read first: most of a tree's sessions have no lease of their own.
+    held = [sid for sid, state in store.states(list(session_ids)).items() if state != "offline"]
+    for sid in held:
         holder = store.lease_of(sid)
         if holder is None:
             continue

@@ -38,6 +38,15 @@ def _state(rt, sid: str) -> tuple[InputRecord, InputRecord]:  # type: ignore[no-
     return started, queued
 
 
+async def _left_open(home, work, script) -> tuple[str, InputRecord, InputRecord]:  # type: ignore[no-untyped-def]
+    """A root `cut`, closed, then left as `_state` says a killed process leaves it."""
+    async with runtime(home, script) as rt:
+        sid = (await rt.open_root(cwd=work, name="cut")).id
+    async with runtime(home, script) as rt:
+        started, queued = _state(rt, sid)
+    return sid, started, queued
+
+
 async def test_a_worker_resumes_an_interrupted_turn_without_running_its_tool_call_again(
     home, work, script
 ) -> None:
@@ -48,10 +57,7 @@ async def test_a_worker_resumes_an_interrupted_turn_without_running_its_tool_cal
         return f"answered {len(seen)}"
 
     script.on("cut", answer)
-    async with runtime(home, script) as rt:
-        sid = (await rt.open_root(cwd=work, name="cut")).id
-    async with runtime(home, script) as rt:
-        started, queued = _state(rt, sid)
+    sid, started, queued = await _left_open(home, work, script)
     async with runtime(home, script) as rt:
         rt.wake_policy.resume = True
         await rt.open_root(session=sid)
@@ -77,10 +83,7 @@ async def test_a_runtime_ends_what_a_stopped_runtime_left_open_as_aborted(
     home, work, script
 ) -> None:
     script.on("cut", lambda call: "never asked")
-    async with runtime(home, script) as rt:
-        sid = (await rt.open_root(cwd=work, name="cut")).id
-    async with runtime(home, script) as rt:
-        _state(rt, sid)
+    sid, _, _ = await _left_open(home, work, script)
     async with runtime(home, script) as rt:
         await rt.open_root(session=sid)
         statuses = {i.status for i in rt.store.inputs(recipient_ids=[sid])}

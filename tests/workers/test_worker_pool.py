@@ -17,6 +17,14 @@ ROUTES = str(Path(__file__).parent)
 pytestmark = pytest.mark.timeout(240)
 
 
+def _tool_results(rt: Runtime, session_id: str) -> int:
+    """How many tool results the session has committed (its steps done)."""
+    return sum(
+        isinstance(e, MessageEntry) and e.message.role == "toolResult"
+        for e in rt.store.entries(session_id)
+    )
+
+
 def _answers(rt: Runtime, session_id: str) -> list[str]:
     out = []
     for e in rt.store.entries(session_id):
@@ -118,10 +126,7 @@ async def test_three_workers_share_the_roots_talk_across_workers_and_survive_a_k
                 for name in victims:
                     tree = [s.id for s in rt.store.list_sessions(root_id=ids[name])]
                     helper = [s for s in tree if s != ids[name]]
-                    if not helper or not any(
-                        isinstance(e, MessageEntry) and e.message.role == "toolResult"
-                        for e in rt.store.entries(helper[0])
-                    ):
+                    if not helper or not _tool_results(rt, helper[0]):
                         return False
                 return True
 
@@ -182,15 +187,7 @@ async def test_a_worker_cut_off_mid_turn_loses_its_root_and_writes_nothing_to_it
     postgres_url: str, tmp_path: Path, work: Path
 ) -> None:
     leases = {"pi-agents": {"leaseLapseMs": 1500, "leaseRenewMs": 300}}
-    workers = start_workers(
-        postgres_url,
-        [tmp_path / f"worker{i}" for i in range(2)],
-        pythonpath=[ROUTES],
-        env={"PIAGENTS_TEST_DELAY": "0.02"},
-        poll=0.2,
-        capacity=2,
-        settings=leases,
-    )
+    workers = _workers(tmp_path, 2, url=postgres_url, capacity=2, settings=leases)
     try:
         async with Runtime(tmp_path / "client", settings={"store": postgres_url, **leases}) as rt:
             await registered(rt.store, workers)
@@ -202,13 +199,9 @@ async def test_a_worker_cut_off_mid_turn_loses_its_root_and_writes_nothing_to_it
                 lease = rt.store.lease_of(root_id)
                 return next((w for w in workers if lease and w.token == lease.token), None)
 
-            def results() -> int:
-                return sum(
-                    isinstance(e, MessageEntry) and e.message.role == "toolResult"
-                    for e in rt.store.entries(root_id)
-                )
-
-            await _until(lambda: holder() is not None and results() >= 1, 30, "mid-turn")
+            await _until(
+                lambda: holder() is not None and _tool_results(rt, root_id) >= 1, 30, "mid-turn"
+            )
             cut = holder()
             assert cut is not None
             survivor = next(w for w in workers if w is not cut)
@@ -246,13 +239,7 @@ async def test_a_worker_asked_to_stop_lets_the_turns_it_holds_finish_first(
             ids = await _offline_roots(rt, work, ["long"], "faux/worker_routes:slow_steps")
             await _post(rt, ids["long"], "steps 4")
 
-            def steps_done() -> int:
-                return sum(
-                    isinstance(e, MessageEntry) and e.message.role == "toolResult"
-                    for e in rt.store.entries(ids["long"])
-                )
-
-            await _until(lambda: steps_done() >= 1, 30, "the turn under way")
+            await _until(lambda: _tool_results(rt, ids["long"]) >= 1, 30, "the turn under way")
             assert worker.stop() == 0  # SIGTERM: drains, then exits
             [record] = rt.store.inputs(recipient_ids=[ids["long"]])
             assert record.status == "completed", record.result

@@ -76,7 +76,7 @@ class Coordinator:
             ports,
             lambda root_id: self.directory.tree(root_id),
             self._submit,
-            lambda: self.delivery.drain(),
+            self.delivery.drain,
             ABORTED_RESULT,
         )
         # Ends of inputs the store refused (full, locked), retried until it takes them.

@@ -24,6 +24,7 @@ from piagents.agents.ports import AgentsPorts
 from piagents.harness.interrupted import interrupted_results, open_calls, started
 from piagents.store.base import StoreError
 from piagents.store.records import InputRecord, SessionRecord
+from piagents.supervision.records import MANAGED  # a session made from a definition
 
 if TYPE_CHECKING:
     from piagents.agent import Agent
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("piagents")
 
 Submit = Callable[["Agent", InputRecord, bool], Accepted]
-MANAGED_MARK = "managed"  # in a session's meta: made from a definition (supervision)
 RESUME_FAILED = "The input could not be resumed after a takeover: {error}"
 
 
@@ -63,7 +63,7 @@ class Leftovers:
             return
         # A managed agent's inputs end as on one machine: its generation follows the
         # supervision face's own recovery (`lost` or `unknown`, its owner told once).
-        managed = {sid for sid in owned if MANAGED_MARK in tree[sid].meta}
+        managed = {sid for sid in owned if MANAGED in tree[sid].meta}
         ended = [r for r in left if not self.ports.wake.resume or r.recipient_id in managed]
         if ended:
             store.end_inputs([r.id for r in ended], "aborted", self.aborted_result)
