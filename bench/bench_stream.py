@@ -97,6 +97,7 @@ async def run(agents: int, deltas: int, gap: float, pacing: str, settle: bool) -
             stop = asyncio.Event()
             ticker = asyncio.create_task(lag_ticker(lags, stop))
             t0 = time.perf_counter()
+            c0 = time.process_time()
             for i in range(agents):
                 res = await root.call_tool(
                     "agent", {"action": "spawn", "name": f"s{i}", "message": "stream"}
@@ -106,6 +107,7 @@ async def run(agents: int, deltas: int, gap: float, pacing: str, settle: bool) -
                 # the loop run; yield as a model-driven root does between its turns.
                 await asyncio.sleep(0)
             spawned = time.perf_counter() - t0
+            spawn_cpu = time.process_time() - c0
             during_spawns = len(lags)
             read = 0
             while True:
@@ -115,6 +117,7 @@ async def run(agents: int, deltas: int, gap: float, pacing: str, settle: bool) -
                 if not res.details["pending"] and not res.details["results"]:
                     break
             wall = time.perf_counter() - t0
+            cpu = time.process_time() - c0
             stop.set()
             await ticker
     rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -127,6 +130,8 @@ async def run(agents: int, deltas: int, gap: float, pacing: str, settle: bool) -
         "settle_heap": settle,
         "wall_s": wall,
         "spawn_s": spawned,
+        "cpu_s": cpu,
+        "spawn_cpu_s": spawn_cpu,
         "ideal_s": ideal,
         "wall_ratio": wall / ideal,
         "lag_p50_ms": quantile(lags, 0.5),
@@ -173,7 +178,8 @@ def main() -> None:
         note(
             f"{agents} streams ({args.pacing} pacing): wall {out['wall_s']:.2f} s "
             f"({out['wall_ratio']:.2f}x ideal), "
-            f"spawns {out['spawn_s']:.2f} s, lag p99 {out['lag_p99_ms']:.1f} ms "
+            f"spawns {out['spawn_s']:.2f} s, CPU {out['cpu_s']:.2f} s "
+            f"(spawning {out['spawn_cpu_s']:.2f}), lag p99 {out['lag_p99_ms']:.1f} ms "
             f"(spawning {out['lag_p99_spawning_ms']:.1f}, "
             f"waiting {out['lag_p99_waiting_ms']:.1f}), "
             f"peak rss {out['peak_rss_mb']:.0f} MB"

@@ -75,7 +75,7 @@ def settle_long_lived(runtime: Runtime, *, minimum: int = MINIMUM) -> Callable[[
     (see the module docstring); returns what stops it and unfreezes the heap."""
     policy = LongLivedAgents(minimum=minimum)
     policy.loaded = len(runtime.agents)
-    unsubscribe = runtime.event_hub.subscribe(policy)
+    unsubscribe = runtime.event_hub.subscribe(policy, (AgentLoaded, AgentUnloaded))
 
     def stop() -> None:
         unsubscribe()

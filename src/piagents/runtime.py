@@ -24,7 +24,7 @@ from piagents.background import contained
 from piagents.composition import compose
 from piagents.config import Settings, SettingsError, check_agent_api, default_home, load_settings
 from piagents.events.hub import EventHub, Listener, Subscription
-from piagents.events.records import ChangedElsewhere, TakenOver
+from piagents.events.records import ChangedElsewhere, RuntimeEvent, TakenOver
 from piagents.events.states import StateTracker
 from piagents.events.store import publishing
 from piagents.extensions import load_extensions
@@ -149,9 +149,12 @@ class Runtime:
         """Every runtime event from now on, as a bounded async iterator (`events.hub`)."""
         return self.event_hub.events(maxsize)
 
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
-        """Call `listener` with every runtime event from now on; returns its unsubscribe."""
-        return self.event_hub.subscribe(listener)
+    def subscribe(
+        self, listener: Listener, kinds: tuple[type[RuntimeEvent], ...] | None = None
+    ) -> Callable[[], None]:
+        """Call `listener` with every runtime event from now on (or those of `kinds`
+        only); returns its unsubscribe."""
+        return self.event_hub.subscribe(listener, kinds)
 
     @property
     def store(self) -> Store:

@@ -198,3 +198,38 @@ async def test_a_spawn_whose_commit_fails_announces_nothing_and_leaves_nothing(
         monkeypatch.undo()
         again = await root.call_tool("agent", {"action": "spawn", "name": "w", "message": "hi"})
         assert not again.is_error, again.text  # the name is free again
+
+
+async def test_a_listener_of_some_kinds_hears_only_those_and_no_streamed_delta_is_built(
+    home, work
+) -> None:  # type: ignore[no-untyped-def]
+    """A listener that asks for some kinds of event gets only those; while nobody asks
+    for loop events, an Agent's deltas are not turned into runtime events at all."""
+    from piagents.events import AgentUnloaded
+
+    built: list[AgentLoopEvent] = []
+
+    class Counted(AgentLoopEvent):
+        def __post_init__(self) -> None:
+            built.append(self)
+
+    async with piagents.Runtime(home=home, model=FunctionModel(lambda c: "hi")) as rt:
+        heard: list[RuntimeEvent] = []
+        rt.subscribe(heard.append, kinds=(AgentLoaded, AgentUnloaded))
+        import piagents.events.hub as hub_module
+
+        real = hub_module.AgentLoopEvent
+        hub_module.AgentLoopEvent = Counted  # type: ignore[misc]
+        try:
+            root = await rt.open_root(cwd=work)
+            await root.prompt("hello")
+        finally:
+            hub_module.AgentLoopEvent = real  # type: ignore[misc]
+        assert {type(e) for e in heard} == {AgentLoaded}
+        assert built == []
+        everything: list[RuntimeEvent] = []
+        unsubscribe = rt.subscribe(everything.append)
+        await root.prompt("again")
+        unsubscribe()
+        assert any(isinstance(e, AgentLoopEvent) for e in everything)
+    assert [type(e) for e in heard] == [AgentLoaded, AgentUnloaded]

@@ -249,7 +249,8 @@ class Operations:
         if output.full_text is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(output.full_text, encoding="utf-8")
-        newly_read = [i for i in output.returned if i in {r.id for r in ended if not r.read}]
+        unread = {r.id for r in ended if not r.read}
+        newly_read = [i for i in output.returned if i in unread]
         self.ports.store().mark_read(newly_read)
         return ToolResult(output.text, output.details)
 

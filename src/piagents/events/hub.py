@@ -83,18 +83,32 @@ class EventHub:
 
     def __init__(self) -> None:
         self._listeners: list[Listener] = []
+        self._loop_event_listeners = 0  # listeners that hear `AgentLoopEvent`s
         self._subscriptions: list[Subscription] = []
         self._followers: dict[str, list[Callable[[LoopEvent], None]]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None  # where events are delivered
         self._held: list[RuntimeEvent] | None = None  # published inside `held()`
 
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
-        """Call `listener` with every event from now on; returns what unsubscribes it."""
-        self._listeners.append(listener)
+    def subscribe(
+        self, listener: Listener, kinds: tuple[type[RuntimeEvent], ...] | None = None
+    ) -> Callable[[], None]:
+        """Call `listener` with every event from now on, or only with those of `kinds`;
+        returns what unsubscribes it. A listener that does not ask for `AgentLoopEvent`
+        costs nothing per streamed delta (nobody else listening, none is built)."""
+        hears_loop = kinds is None or any(issubclass(AgentLoopEvent, k) for k in kinds)
+
+        def deliver(event: RuntimeEvent) -> None:
+            if isinstance(event, kinds):  # type: ignore[arg-type]
+                listener(event)
+
+        call = listener if kinds is None else deliver
+        self._listeners.append(call)
+        self._loop_event_listeners += hears_loop
 
         def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
+            if call in self._listeners:
+                self._listeners.remove(call)
+                self._loop_event_listeners -= hears_loop
 
         return unsubscribe
 
@@ -107,11 +121,6 @@ class EventHub:
     def remove(self, subscription: Subscription) -> None:
         if subscription in self._subscriptions:
             self._subscriptions.remove(subscription)
-
-    @property
-    def idle(self) -> bool:
-        """True when nobody listens: publishers may skip building events."""
-        return not self._listeners and not self._subscriptions
 
     def publish(self, event: RuntimeEvent) -> None:
         """Deliver `event` now; from another thread (a store call run off the event
@@ -172,7 +181,7 @@ class EventHub:
         those following that Agent."""
 
         def forward(event: LoopEvent) -> None:
-            if not self.idle:
+            if self._loop_event_listeners or self._subscriptions:
                 self.publish(AgentLoopEvent(agent_id, event))
             for listener in list(self._followers.get(agent_id, ())):
                 try:
