@@ -325,6 +325,51 @@ def test_a_batch_whose_connection_was_dropped_fails_and_saves_nothing(
     store.close()
 
 
+def test_a_batch_on_a_connection_dropped_before_it_is_begun_on_a_new_one(
+    postgres_url: str,
+) -> None:
+    store = PostgresStore(postgres_url)
+    before = store.backend_pid
+    end_connection(postgres_url, store)  # nothing of the batch has been sent yet
+    with store.batch():
+        store.create_session(SessionRecord(id="a", cwd="/"))
+        store.create_session(SessionRecord(id="b", cwd="/"))
+    assert store.backend_pid != before
+    assert sorted(s.id for s in store.list_sessions()) == ["a", "b"]
+    store.close()
+
+
+def test_a_batch_sends_its_own_commands_with_the_next_one(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three calls in a batch: BEGIN+SAVEPOINT, call, RELEASE+SAVEPOINT, call,
+    RELEASE+SAVEPOINT, call, RELEASE+COMMIT: seven round trips, not eleven."""
+    store = PostgresStore(postgres_url)
+    sent: list[str] = []
+    real = psycopg.Connection.execute
+
+    def execute(conn, query, params=None, **kw):  # type: ignore[no-untyped-def]
+        sent.append(str(query))
+        return real(conn, query, params, **kw)
+
+    monkeypatch.setattr(psycopg.Connection, "execute", execute)
+    with store.batch():
+        store.create_session(SessionRecord(id="a", cwd="/"))
+        store.add_input(an_input("i1", recipient_id="a", root_id="a"))
+        store.create_session(SessionRecord(id="b", cwd="/"))
+    monkeypatch.undo()
+    controls = [q for q in sent if not q.startswith(("INSERT", "WITH", "SELECT"))]
+    assert controls == [
+        "BEGIN; SAVEPOINT inner1",
+        "RELEASE SAVEPOINT inner1; SAVEPOINT inner1",
+        "RELEASE SAVEPOINT inner1; SAVEPOINT inner1",
+        "RELEASE SAVEPOINT inner1; COMMIT",
+    ]
+    assert len(sent) == 7
+    assert sorted(s.id for s in store.list_sessions()) == ["a", "b"]
+    store.close()
+
+
 def test_inputs_taken_by_two_stores_at_once_are_each_taken_once(postgres_url: str) -> None:
     stores = [PostgresStore(postgres_url) for _ in range(3)]
     for i in range(60):

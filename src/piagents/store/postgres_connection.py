@@ -7,6 +7,13 @@ it was saved); a write whose COMMIT got no answer only when it is idempotent, or
 once a check on the new connection found it unsaved (found saved, its result is
 what the check read). Every write of the store is one or the other; a batch is
 neither, and fails saying it may have been saved.
+
+A batch's own commands (BEGIN, and each call's SAVEPOINT and RELEASE) carry no
+parameters, so the ones owed are sent together with the next one, as one string of
+commands in one round trip: a batch of three calls is BEGIN+SAVEPOINT, call,
+RELEASE+SAVEPOINT, call, RELEASE+SAVEPOINT, call, RELEASE+COMMIT (7 round trips, not
+11). A RELEASE held back changes nothing: until it is sent, what follows runs inside
+that savepoint, which a ROLLBACK TO an outer one undoes with the rest.
 """
 
 from __future__ import annotations
@@ -50,6 +57,8 @@ class Connection:
         self._lock = threading.RLock()
         self._depth = 0  # transactions open on the thread holding the lock
         self._batch_lost = False
+        self._owed = ""  # a batch's commands not sent yet (BEGIN, RELEASEs)
+        self._begun = False  # the batch's BEGIN has reached the server
         self._closed = False
 
     def error(self, exc: psycopg.Error) -> StoreError:
@@ -151,20 +160,15 @@ class Connection:
                 with self._savepoint():
                     yield
                 return
-            for attempt in range(ATTEMPTS):
-                self._ensure()
-                try:
-                    self.db.execute("BEGIN")
-                    break
-                except psycopg.Error as exc:
-                    if not errors.is_lost(self.db, exc) or attempt == ATTEMPTS - 1:
-                        raise self.error(exc) from exc
-            self._depth, self._batch_lost = 1, False
+            self._ensure()
+            # BEGIN goes with the first call's SAVEPOINT (see the module docstring).
+            self._depth, self._batch_lost, self._owed, self._begun = 1, False, "BEGIN", False
             try:
                 yield
                 if self._batch_lost:
                     raise errors.lost(self.location, "during a batch: nothing of it was saved")
-                self.db.execute("COMMIT")
+                if self._begun:
+                    self._send("COMMIT")
             except psycopg.Error as exc:
                 self._roll_back()
                 if errors.is_lost(self.db, exc):
@@ -174,10 +178,33 @@ class Connection:
                     ) from exc
                 raise self.error(exc) from exc
             except BaseException:
-                self._roll_back()
+                if self._begun:
+                    self._roll_back()
                 raise
             finally:
-                self._depth, self._batch_lost = 0, False
+                self._depth, self._batch_lost, self._owed, self._begun = 0, False, "", False
+
+    def _send(self, command: str) -> None:
+        """`command` after the commands owed, in one round trip."""
+        owed, self._owed = self._owed, ""
+        self.db.execute(f"{owed}; {command}" if owed else command)
+        self._begun = True
+
+    def _open_savepoint(self, name: str) -> None:
+        """SAVEPOINT `name` (with what is owed). When the batch's BEGIN was in it and
+        the connection was lost, nothing of the batch had reached the server: on a new
+        connection, it is begun again."""
+        for attempt in range(ATTEMPTS):
+            first = not self._begun
+            owed = self._owed
+            try:
+                self._send(f"SAVEPOINT {name}")
+                return
+            except psycopg.Error as exc:
+                if not (first and errors.is_lost(self.db, exc)) or attempt == ATTEMPTS - 1:
+                    raise
+                self._owed, self._begun = owed, False
+                self._ensure()
 
     @contextmanager
     def _savepoint(self) -> Iterator[None]:
@@ -186,19 +213,21 @@ class Connection:
             raise errors.lost(self.location, "during a batch: nothing of it was saved")
         name = f"inner{self._depth}"
         try:
-            self.db.execute(f"SAVEPOINT {name}")
+            self._open_savepoint(name)
         except psycopg.Error as exc:
             raise self._in_batch(exc) from exc
         self._depth += 1
         try:
             yield
-            self.db.execute(f"RELEASE SAVEPOINT {name}")
+            self._owed = f"{self._owed}; RELEASE SAVEPOINT {name}".lstrip("; ")
         except BaseException as exc:
             if isinstance(exc, psycopg.Error) and errors.is_lost(self.db, exc):
                 raise self._in_batch(exc) from exc
+            # The RELEASEs owed are of savepoints inside this one: the ROLLBACK TO
+            # undoes them (and after an error, the server would refuse them).
+            self._owed = ""
             with contextlib.suppress(psycopg.Error):
-                self.db.execute(f"ROLLBACK TO SAVEPOINT {name}")
-                self.db.execute(f"RELEASE SAVEPOINT {name}")
+                self.db.execute(f"ROLLBACK TO SAVEPOINT {name}; RELEASE SAVEPOINT {name}")
             if isinstance(exc, psycopg.Error):
                 raise self.error(exc) from exc
             raise
