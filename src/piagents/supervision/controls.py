@@ -199,9 +199,19 @@ async def close_generation(sup: Supervising, g: GenerationRecord, cascaded: list
         abandoned = await remote.close(sup, g, cascaded)  # its worker closes its agents
         sup.changed()
         return abandoned
-    for child in sup.ports.store().generations(owner_id=g.session_id, live=True):
-        await close_generation(sup, child, cascaded)
-        cascaded.append(child.label)
+    live = sup.generations.live.get(g.id)
+    if live is not None:
+        # Closing: the results of its agents, which arrive as they close, may wake it,
+        # but it no longer ends by itself (`completed`) before it is closed.
+        live.ending = True
+    try:
+        for child in sup.ports.store().generations(owner_id=g.session_id, live=True):
+            await close_generation(sup, child, cascaded)
+            cascaded.append(child.label)
+    except BaseException:
+        if live is not None:
+            live.ending = False  # not closed after all: it may end by itself again
+        raise
     live = sup.generations.live.get(g.id)
     if live is None:
         closed = msgspec.structs.replace(
