@@ -325,6 +325,22 @@ def test_generations_are_selected_by_root_owner_and_session_oldest_first(store):
     assert [g.id for g in store.generations(session_id="s1")] == ["a", "c"]
 
 
+def test_a_generations_evidence_is_replaced_whole_and_read_by_any_store(store, backend):
+    from piagents.ai.messages import now_ms
+
+    assert store.generation_document("g1", "evidence") is None
+    before = now_ms()
+    store.put_generation_document("g1", "evidence", '{"recent_output": "one"}')
+    store.put_generation_document("g1", "evidence", '{"recent_output": "two"}')
+    store.put_generation_document("g2", "evidence", "{}")
+    other = backend.open()  # another process, another machine
+    body, written = other.generation_document("g1", "evidence")
+    assert body == '{"recent_output": "two"}'
+    assert before <= written <= now_ms()
+    g2 = other.generation_document("g2", "evidence")
+    assert g2 is not None and g2[0] == "{}"
+
+
 def test_an_unreadable_generation_is_a_clear_error(store, backend):
     store.add_generation(_generation())
     backend.sql("UPDATE generations SET body = ?", b"nope")

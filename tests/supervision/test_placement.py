@@ -21,17 +21,19 @@ def test_the_worker_command_names_the_home_and_the_generation(tmp_path: Path) ->
     assert command[3:] == ["worker", "--home", str(tmp_path), "--generation", "g1"]
 
 
-def test_inspect_evidence_is_replaced_whole_and_read_back(tmp_path: Path) -> None:
-    assert placement.read_inspect(tmp_path, "g1") == {}
-    assert placement.last_evidence_ms(tmp_path, "g1") is None
+def test_inspect_evidence_is_kept_in_the_store_and_read_back(tmp_path: Path) -> None:
+    from piagents.store.sqlite import SQLiteStore
+
+    store = SQLiteStore(tmp_path / "store.db")
+    assert placement.read_evidence(store, "g1") == ({}, None)
     evidence = {"recent_output": "hi", "recent_output_truncated": False, "processes": [[1, "x"]]}
-    placement.write_inspect(tmp_path, "g1", evidence)
-    assert placement.read_inspect(tmp_path, "g1") == evidence
-    assert [p.name for p in placement.run_dir(tmp_path, "g1").iterdir()] == ["inspect.json"]
-    assert placement.last_evidence_ms(tmp_path, "g1") is not None
-    (placement.run_dir(tmp_path, "g1") / "inspect.json").write_text("{broken")
-    assert placement.read_inspect(tmp_path, "g1") == {}
-    assert json.loads(json.dumps(evidence)) == evidence
+    placement.write_evidence(store, "g1", evidence)
+    got, written = placement.read_evidence(store, "g1")
+    assert got == evidence and written is not None
+    assert not placement.run_dir(tmp_path, "g1").exists()  # nothing in the home
+    store.put_generation_document("g1", "evidence", "{broken")
+    assert placement.read_evidence(store, "g1")[0] == {}
+    store.close()
 
 
 def test_the_leads_runtime_options_are_read_back_by_its_worker(tmp_path: Path) -> None:

@@ -354,7 +354,7 @@ async def test_the_viewer_shows_the_live_output_of_an_agent_working_elsewhere(ho
         )
         store.add_generation(g)
         output = "\n".join(f"line {i}" for i in range(10)) + "\nhalf a sentence so f"
-        placement.write_inspect(app.runtime.home, "g1", {"recent_output": output})
+        placement.write_evidence(store, "g1", {"recent_output": output})
         viewer = ViewerScreen(app.model, app.root, elsewhere.id)
         await app.push_screen(viewer)
         live = viewer.query_one("#viewer-live")

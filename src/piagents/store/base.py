@@ -11,6 +11,7 @@ from piagents.ai.models import ThinkingLevel
 from piagents.store.records import (
     ContextItem,
     Entry,
+    GenerationDocumentKind,
     GenerationRecord,
     GenerationState,
     InputRecord,
@@ -361,6 +362,19 @@ class Store(Protocol):
         ...
 
     def get_generation(self, generation_id: str) -> GenerationRecord | None: ...
+
+    def put_generation_document(
+        self, generation_id: str, kind: GenerationDocumentKind, body: str
+    ) -> None:
+        """Replace the generation's document of `kind` (JSON text) in one step: readers
+        on any machine see the old one or the new one, never a part."""
+        ...
+
+    def generation_document(
+        self, generation_id: str, kind: GenerationDocumentKind
+    ) -> tuple[str, int] | None:
+        """The generation's document of `kind` and when it was written (ms), if any."""
+        ...
 
     def generations(
         self,

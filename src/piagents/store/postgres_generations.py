@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from piagents.ai.messages import now_ms
 from piagents.store.postgres_connection import NOT_SAVED, Connection, Db
 from piagents.store.postgres_inputs import input_seq, insert_input
 from piagents.store.postgres_values import record_body
 from piagents.store.records import (
+    GenerationDocumentKind,
     GenerationRecord,
     GenerationState,
     InputRecord,
@@ -79,6 +81,26 @@ class GenerationTable:
     def get(self, generation_id: str) -> GenerationRecord | None:
         rows = self.conn.fetch("SELECT body FROM generations WHERE id = %s", (generation_id,))
         return self._generation(rows[0][0]) if rows else None
+
+    def put_document(self, generation_id: str, kind: GenerationDocumentKind, body: str) -> None:
+        args = (generation_id, kind, body, now_ms())
+        self.conn.write(  # replacing with the same text twice changes nothing
+            lambda db: db.execute(
+                "INSERT INTO generation_documents (generation_id, kind, body, written) "
+                "VALUES (%s, %s, %s, %s) ON CONFLICT (generation_id, kind) "
+                "DO UPDATE SET body = excluded.body, written = excluded.written",
+                args,
+            ),
+            idempotent=True,
+            single=True,
+        )
+
+    def document(self, generation_id: str, kind: GenerationDocumentKind) -> tuple[str, int] | None:
+        rows = self.conn.fetch(
+            "SELECT body, written FROM generation_documents WHERE generation_id = %s AND kind = %s",
+            (generation_id, kind),
+        )
+        return (str(rows[0][0]), int(rows[0][1])) if rows else None
 
     def matching(
         self,

@@ -143,6 +143,16 @@ STEPS: list[Sequence[str]] = [
         )""",
         "CREATE INDEX sessions_lease ON sessions (lease_token) WHERE lease_token IS NOT NULL",
     ),
+    # 4: a generation's live evidence, readable from any machine.
+    (
+        """CREATE TABLE generation_documents (
+            generation_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            body TEXT NOT NULL,
+            written BIGINT NOT NULL,
+            PRIMARY KEY (generation_id, kind)
+        )""",
+    ),
 ]
 
 

@@ -35,6 +35,9 @@ InputStatus: TypeAlias = Literal["outstanding", "completed", "failed", "aborted"
 GenerationPlacement: TypeAlias = Literal["inline", "process", "tmux"]
 
 GenerationKind: TypeAlias = Literal["delegate", "continue"]
+# What a generation keeps beside its record: the live evidence (output tail, foreground
+# processes, context use) its worker writes.
+GenerationDocumentKind: TypeAlias = Literal["evidence"]
 
 GenerationState: TypeAlias = Literal[
     "starting", "working", "blocked", "settling", "ended", "lost", "unknown"

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from piagents.ai.messages import now_ms
 from piagents.store.records import (
+    GenerationDocumentKind,
     GenerationRecord,
     GenerationState,
     InputRecord,
@@ -57,6 +59,22 @@ class GenerationTable:
     def get(self, generation_id: str) -> GenerationRecord | None:
         rows = self.conn.fetch("SELECT body FROM generations WHERE id = ?", (generation_id,))
         return self._generation(rows[0][0]) if rows else None
+
+    def put_document(self, generation_id: str, kind: GenerationDocumentKind, body: str) -> None:
+        with self.conn.tx() as db:
+            db.execute(
+                "INSERT INTO generation_documents (generation_id, kind, body, written) "
+                "VALUES (?,?,?,?) ON CONFLICT (generation_id, kind) "
+                "DO UPDATE SET body = excluded.body, written = excluded.written",
+                (generation_id, kind, body, now_ms()),
+            )
+
+    def document(self, generation_id: str, kind: GenerationDocumentKind) -> tuple[str, int] | None:
+        rows = self.conn.fetch(
+            "SELECT body, written FROM generation_documents WHERE generation_id = ? AND kind = ?",
+            (generation_id, kind),
+        )
+        return (str(rows[0][0]), int(rows[0][1])) if rows else None
 
     def matching(
         self,

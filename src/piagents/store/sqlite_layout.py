@@ -21,7 +21,8 @@ APPLICATION_ID = 0x70694147
 SCHEMA_VERSION = 3
 # Version 2: entry bodies in the records' own compact JSON (not Pi's), packed in blocks.
 # Version 3: the same maps as MessagePack, blocks as MessagePack arrays.
-# Indexes, tables and columns added since (sessions_owner_name, programs.kind, holders)
+# Indexes, tables and columns added since (sessions_owner_name, programs.kind, holders,
+# generation_documents)
 # need no new version: every writable opening runs `upgrade`, which creates what is
 # missing, and an earlier pi-agents reads a store that has them as it is.
 
@@ -140,6 +141,14 @@ CREATE TABLE IF NOT EXISTS holders (
     opened REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS sessions_lease ON sessions(lease_token) WHERE lease_token IS NOT NULL;
+-- A generation's live evidence (JSON), replaced whole.
+CREATE TABLE IF NOT EXISTS generation_documents (
+    generation_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    body TEXT NOT NULL,
+    written INTEGER NOT NULL,
+    PRIMARY KEY (generation_id, kind)
+);
 CREATE TABLE IF NOT EXISTS program_values (
     session_id TEXT NOT NULL,
     key TEXT NOT NULL,

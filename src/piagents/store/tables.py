@@ -18,6 +18,7 @@ from piagents.store.base import UNSET, LeaseHolder, Registration, WaitingRoot, W
 from piagents.store.records import (
     ContextItem,
     Entry,
+    GenerationDocumentKind,
     GenerationRecord,
     GenerationState,
     InputRecord,
@@ -50,6 +51,10 @@ class _GenerationTable(Protocol):
         result: InputRecord | None = None,
     ) -> bool: ...
     def get(self, generation_id: str) -> GenerationRecord | None: ...
+    def put_document(self, generation_id: str, kind: GenerationDocumentKind, body: str) -> None: ...
+    def document(
+        self, generation_id: str, kind: GenerationDocumentKind
+    ) -> tuple[str, int] | None: ...
     def matching(
         self,
         *,
@@ -338,6 +343,16 @@ class TableStore:
 
     def get_generation(self, generation_id: str) -> GenerationRecord | None:
         return self._generations.get(generation_id)
+
+    def put_generation_document(
+        self, generation_id: str, kind: GenerationDocumentKind, body: str
+    ) -> None:
+        self._generations.put_document(generation_id, kind, body)
+
+    def generation_document(
+        self, generation_id: str, kind: GenerationDocumentKind
+    ) -> tuple[str, int] | None:
+        return self._generations.document(generation_id, kind)
 
     def generations(
         self,

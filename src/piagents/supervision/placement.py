@@ -2,8 +2,11 @@
 
 The lead's runtime starts `pi-agents worker --home H --generation G` and learns
 everything else (pid, start time, lease token, pane) from the generation the
-worker records in the store. The worker's output goes to
-`<home>/runs/<generation>/`, with the evidence `inspect` reads.
+worker records in the store. The lead's runtime options (its store among them) go
+to `<home>/runs/<generation>/runtime.json`, which the worker reads first, and the
+worker's log beside it. Its live evidence (output tail, foreground processes,
+context use: what `inspect` reads) is kept in the store, as the generation's
+`evidence` document, so any runtime of the store can read it.
 """
 
 from __future__ import annotations
@@ -21,13 +24,12 @@ from typing import Any
 
 from piagents.atomic_file import write_atomically
 from piagents.store import lease
-from piagents.store.base import LeaseHolder
+from piagents.store.base import LeaseHolder, Store, StoreError
 from piagents.store.records import GenerationRecord
 from piagents.supervision import error_texts
 from piagents.supervision.output_tail import OutputTail
 
 TMUX_SESSION = "pi-agents"
-INSPECT_FILE = "inspect.json"
 LOG_FILE = "worker.log"
 OPTIONS_FILE = "runtime.json"  # the lead's runtime options a worker runs with
 PANE_LINES = 80
@@ -221,26 +223,26 @@ def read_options(home: Path, generation_id: str) -> dict[str, Any]:
 # ---- inspect evidence ---------------------------------------------------------------
 
 
-def write_inspect(home: Path, generation_id: str, evidence: dict[str, Any]) -> None:
-    """Replace the run's inspect evidence in one step (readers never see half a file)."""
-    target = run_dir(home, generation_id) / INSPECT_FILE
-    write_atomically(target, json.dumps(evidence), durable=False)
+def write_evidence(store: Store, generation_id: str, evidence: dict[str, Any]) -> None:
+    """Replace the generation's live evidence in one step (readers never see a part)."""
+    store.put_generation_document(generation_id, "evidence", json.dumps(evidence))
 
 
-def read_inspect(home: Path, generation_id: str) -> dict[str, Any]:
+def read_evidence(store: Store, generation_id: str) -> tuple[dict[str, Any], int | None]:
+    """The evidence the worker last wrote and when (ms); `({}, None)` when it wrote
+    none, and `({}, when)` when what it wrote cannot be read."""
     try:
-        data = json.loads((run_dir(home, generation_id) / INSPECT_FILE).read_text("utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def last_evidence_ms(home: Path, generation_id: str) -> int | None:
-    """When the worker last wrote evidence (it writes on activity)."""
+        document = store.generation_document(generation_id, "evidence")
+    except StoreError:
+        return {}, None
+    if document is None:
+        return {}, None
+    body, written = document
     try:
-        return int((run_dir(home, generation_id) / INSPECT_FILE).stat().st_mtime * 1000)
-    except OSError:
-        return None
+        data = json.loads(body)
+    except ValueError:
+        return {}, written
+    return (data if isinstance(data, dict) else {}), written
 
 
 def capture_pane(pane: str) -> tuple[str, bool] | None:

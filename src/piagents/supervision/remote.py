@@ -253,7 +253,7 @@ def end_closed(sup: HasPorts, g: GenerationRecord) -> None:
 def inspect(sup: HasPorts, g: GenerationRecord) -> tuple[str, bool, list[tuple[int, str]]]:
     """The worker's live evidence: for tmux its pane as the user sees it, otherwise what
     the worker last wrote (its output tail and foreground processes)."""
-    evidence = placement.read_inspect(sup.ports.home, g.id)
+    evidence, _ = placement.read_evidence(sup.ports.store(), g.id)
     processes = [
         (int(p[0]), str(p[1]))
         for p in evidence.get("processes") or []
@@ -270,8 +270,8 @@ def inspect(sup: HasPorts, g: GenerationRecord) -> tuple[str, bool, list[tuple[i
 def observe(sup: HasPorts, g: GenerationRecord, has_transcript: bool) -> Observed:
     """What the lead knows of a worker's generation: its recorded state, and its last
     activity and context use from the evidence the worker last wrote."""
-    written = placement.last_evidence_ms(sup.ports.home, g.id)
-    tokens = placement.read_inspect(sup.ports.home, g.id).get("tokens") if written else None
+    evidence, written = placement.read_evidence(sup.ports.store(), g.id)
+    tokens = evidence.get("tokens")
     return Observed(
         recorded_state(g),
         pending_ask=g.state == "blocked" and g.ask_id is not None,

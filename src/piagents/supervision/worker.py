@@ -28,7 +28,7 @@ from piagents.ai.messages import AssistantMessage, ToolResultMessage, now_ms
 from piagents.harness.events import AssistantDelta, LoopEvent, MessageCommitted, ToolStarted
 from piagents.harness.session import Session
 from piagents.harness.tools.foreground import foreground
-from piagents.store.base import SessionInUse
+from piagents.store.base import SessionInUse, StoreError
 from piagents.store.records import GenerationRecord, InputRecord
 from piagents.supervision import controls, error_texts, placement, remote, texts
 from piagents.supervision.host import Supervising
@@ -186,9 +186,9 @@ class WorkerLink:
         }
         if evidence == self._last_evidence:
             return
-        self._last_evidence = evidence
-        with contextlib.suppress(OSError):
-            placement.write_inspect(self.ports.home, self.generation_id, evidence)
+        with contextlib.suppress(StoreError):  # evidence only: the next tick tries again
+            placement.write_evidence(self.ports.store(), self.generation_id, evidence)
+            self._last_evidence = evidence
 
     def _echo(self, event: LoopEvent) -> None:
         """The agent's live output on stdout: the tmux pane the user watches, or the log."""
