@@ -310,7 +310,11 @@ def test_wrong_agent_settings_warn_naming_the_key_and_use_the_default(key: str, 
 @pytest.mark.parametrize(
     ("key", "value", "expected"),
     [
-        ("spawnPlacement", "elsewhere", 'expected one of process, tmux, inline, got "elsewhere"'),
+        (
+            "spawnPlacement",
+            "elsewhere",
+            'expected one of process, tmux, inline, workers, got "elsewhere"',
+        ),
         ("contextRetirement", 1, "expected true or false, got 1"),
         (
             "inlineAttachmentLimitBytes",

@@ -36,8 +36,8 @@ def check_agent_api(agent_api: str) -> None:
         )
 
 
-Placement = Literal["process", "tmux", "inline"]
-PLACEMENTS: tuple[Placement, ...] = ("process", "tmux", "inline")
+Placement = Literal["process", "tmux", "inline", "workers"]
+PLACEMENTS: tuple[Placement, ...] = ("process", "tmux", "inline", "workers")
 MESSAGE_LIMIT_DEFAULT = 131_072
 MESSAGE_LIMIT_RANGE = (1024, 1_048_576)
 # Bounds of the file and of every number in it: a count, a size or a time in

@@ -45,6 +45,22 @@ def test_the_leads_runtime_options_are_read_back_by_its_worker(tmp_path: Path) -
     assert placement.read_options(tmp_path, "g1") == options
 
 
+def test_options_offered_to_the_pool_are_read_from_the_store_and_checked(
+    tmp_path: Path,
+) -> None:
+    from piagents.store.sqlite import SQLiteStore
+
+    store = SQLiteStore(tmp_path / "store.db")
+    assert placement.read_offered_options(store, "g1") == {}
+    options = {"settings": {"pi-agents": {"abortTimeoutMs": 900}}, "tools": ["read"]}
+    placement.offer(store, "g1", options)
+    assert placement.read_offered_options(store, "g1") == options
+    store.put_generation_document("g1", "options", '{"tools": "read"}')
+    with pytest.raises(placement.OptionsError, match="options of generation g1: option 'tools'"):
+        placement.read_offered_options(store, "g1")
+    store.close()
+
+
 @pytest.mark.parametrize(
     ("text", "problem"),
     [

@@ -4,16 +4,11 @@ store's registry says so (a pid proves nothing there)."""
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 
 from piagents.store.base import LeaseHolder, Registration
 from piagents.store.sqlite import SQLiteStore
-from piagents.supervision.recovery import heartbeat_presence
+from piagents.supervision.placement import presence_of
 from support import eventually
-
-
-def _gens(store: SQLiteStore) -> SimpleNamespace:
-    return SimpleNamespace(ports=SimpleNamespace(store=lambda: store))
 
 
 def test_a_holder_on_another_machine_is_alive_while_its_heartbeat_is_and_gone_after(
@@ -24,13 +19,13 @@ def test_a_holder_on_another_machine_is_alive_while_its_heartbeat_is_and_gone_af
     lapsing = SQLiteStore(tmp_path / "store.db", lease_lapse=0.3)
     try:
         fresh.register(Registration(holder, kind="worker", capacity=2))
-        assert heartbeat_presence(_gens(fresh), holder) == "alive"  # type: ignore[arg-type]
+        assert presence_of(fresh, holder) == "alive"
         eventually(
-            lambda: heartbeat_presence(_gens(lapsing), holder) == "gone",  # type: ignore[arg-type]
+            lambda: presence_of(lapsing, holder) == "gone",
             "its heartbeat to lapse",
         )
         unlisted = LeaseHolder(4_000_021, "another-machine", "d" * 32, "1")
-        assert heartbeat_presence(_gens(fresh), unlisted) == "unknown"  # type: ignore[arg-type]
+        assert presence_of(fresh, unlisted) == "unknown"
     finally:
         fresh.close()
         lapsing.close()

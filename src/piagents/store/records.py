@@ -32,12 +32,13 @@ its conversation, or to the supervisor of a managed agent's worker."""
 
 InputStatus: TypeAlias = Literal["outstanding", "completed", "failed", "aborted"]
 
-GenerationPlacement: TypeAlias = Literal["inline", "process", "tmux"]
+GenerationPlacement: TypeAlias = Literal["inline", "process", "tmux", "workers"]
 
 GenerationKind: TypeAlias = Literal["delegate", "continue"]
-# What a generation keeps beside its record: the live evidence (output tail, foreground
-# processes, context use) its worker writes.
-GenerationDocumentKind: TypeAlias = Literal["evidence"]
+# What a generation keeps beside its record: the runtime options its lead hands its
+# worker (placement `workers`), and the live evidence (output tail, foreground
+# processes, context use) the worker writes.
+GenerationDocumentKind: TypeAlias = Literal["options", "evidence"]
 
 GenerationState: TypeAlias = Literal[
     "starting", "working", "blocked", "settling", "ended", "lost", "unknown"

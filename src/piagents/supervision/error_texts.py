@@ -234,6 +234,10 @@ def check_worker_log(log: object) -> str:
 # Why a worker did not run its generation (the reason `worker_start_failed` gives).
 
 WORKER_TOO_SLOW = "it did not record itself in time"
+NO_POOL_WORKERS = (
+    "no pi-agents worker is running for this store: start one with "
+    "`pi-agents worker --store postgresql://…`"
+)
 WORKER_EXITED_EARLY = "the worker exited before it recorded itself"
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from piagents.atomic_file import write_atomically
 from piagents.store import lease
-from piagents.store.base import LeaseHolder, Store, StoreError
+from piagents.store.base import PLACEMENT, LeaseHolder, Store, StoreError
 from piagents.store.records import GenerationRecord
 from piagents.supervision import error_texts
 from piagents.supervision.output_tail import OutputTail
@@ -33,7 +33,8 @@ TMUX_SESSION = "pi-agents"
 LOG_FILE = "worker.log"
 OPTIONS_FILE = "runtime.json"  # the lead's runtime options a worker runs with
 PANE_LINES = 80
-REMOTE = ("process", "tmux")
+REMOTE = ("process", "tmux", "workers")
+POOL = "workers"  # a process started by a `pi-agents worker` of the store, anywhere
 # Variables of the caller's terminal that must not leak into a tmux pane.
 _NOT_FOR_PANES = ("TMUX", "TMUX_PANE", "TERM", "COLUMNS", "LINES")
 
@@ -103,6 +104,16 @@ async def spawn(
     return Spawned(process.pid, None, process)
 
 
+def offer(store: Store, generation_id: str, options: dict[str, Any] | None = None) -> None:
+    """Leave the generation to the store's `pi-agents worker`s (placement `workers`):
+    the lead's runtime options go in the store, and the workers are told to look."""
+    try:
+        store.put_generation_document(generation_id, "options", json.dumps(options or {}))
+    except StoreError as exc:
+        raise PlacementError(str(exc)) from exc
+    store.notify(PLACEMENT)
+
+
 async def _tmux(*args: str) -> tuple[int, str, str]:
     process = await asyncio.create_subprocess_exec(
         "tmux",
@@ -168,14 +179,34 @@ def evidence_holder(g: GenerationRecord) -> LeaseHolder | None:
     return LeaseHolder(g.pid, g.host or "", g.token or "", g.started or "")
 
 
-async def wait_gone(g: GenerationRecord, timeout: float) -> bool:
-    """Wait until the generation's process is proven gone; False on timeout."""
+def on_this_machine(g: GenerationRecord) -> bool:
+    """The generation's worker process runs here (its pid can be signalled)."""
+    import socket
+
+    return g.pid is not None and g.host == socket.gethostname()
+
+
+def presence_of(store: Store, holder: LeaseHolder) -> str:
+    """`alive`, `gone` or `unknown`: a process of this machine by its pid, one of
+    another machine (or whose start cannot be read) by its heartbeat in the store's
+    registry, `gone` once it lapsed; `unknown` when the registry does not list it."""
+    found = lease.presence(holder)
+    if found != "unknown":
+        return found
+    for w in store.workers():
+        if w.token == holder.token:
+            return "alive" if w.alive else "gone"
+    return "unknown"
+
+
+async def wait_gone(store: Store, g: GenerationRecord, timeout: float) -> bool:
+    """Wait until the generation's process is no longer known alive; False on timeout."""
     holder = evidence_holder(g)
     if holder is None:
         return True
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
-    while lease.presence(holder) == "alive":
+    while presence_of(store, holder) == "alive":
         if loop.time() >= deadline:
             return False
         await asyncio.sleep(0.05)
@@ -202,21 +233,37 @@ def read_options(home: Path, generation_id: str) -> dict[str, Any]:
     """The options a worker runs with: `{}` when the lead wrote none (an older lead)."""
     path = run_dir(home, generation_id) / OPTIONS_FILE
     try:
-        data = json.loads(path.read_text("utf-8"))
+        text = path.read_text("utf-8")
     except FileNotFoundError:
         return {}
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
         raise OptionsError(f"{path}: cannot be read: {exc}") from exc
+    return checked_options(text, str(path))
+
+
+def read_offered_options(store: Store, generation_id: str) -> dict[str, Any]:
+    """The options a lead left in the store with its generation (placement `workers`)."""
+    document = store.generation_document(generation_id, "options")
+    if document is None:
+        return {}
+    return checked_options(document[0], f"the options of generation {generation_id}")
+
+
+def checked_options(text: str, where: str) -> dict[str, Any]:
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise OptionsError(f"{where}: cannot be read: {exc}") from exc
     if not isinstance(data, dict):
-        raise OptionsError(f"{path}: expected a JSON object")
+        raise OptionsError(f"{where}: expected a JSON object")
     for key, value in data.items():
         wanted = _OPTION_TYPES.get(key)
         if wanted is None:
-            raise OptionsError(f"{path}: unknown option {key!r}")
+            raise OptionsError(f"{where}: unknown option {key!r}")
         if not isinstance(value, wanted) or (
             isinstance(value, list) and not all(isinstance(v, str) for v in value)
         ):
-            raise OptionsError(f"{path}: option {key!r} has the wrong type")
+            raise OptionsError(f"{where}: option {key!r} has the wrong type")
     return data
 
 

@@ -11,10 +11,9 @@ from __future__ import annotations
 import msgspec
 
 from piagents.ai.messages import now_ms
-from piagents.store import lease
 from piagents.store.base import LeaseHolder
 from piagents.store.records import GenerationRecord
-from piagents.supervision import texts
+from piagents.supervision import placement, texts
 from piagents.supervision.generations import Generations
 
 
@@ -23,9 +22,7 @@ def recovered(gens: Generations, g: GenerationRecord) -> GenerationRecord:
     if g.id in gens.live or g.state in ("lost", "unknown") or g.pid is None:
         return g
     holder = LeaseHolder(g.pid, g.host or "", g.token or "", g.started or "")
-    presence = lease.presence(holder)
-    if presence == "unknown":  # another machine's: its heartbeat in the store tells
-        presence = heartbeat_presence(gens, holder)
+    presence = placement.presence_of(gens.ports.store(), holder)
     if presence == "alive":
         return g
     state = "lost" if presence == "gone" else "unknown"
@@ -51,16 +48,6 @@ def recovered(gens: Generations, g: GenerationRecord) -> GenerationRecord:
             gens.deliver(g.owner_id)
         return changed
     return store.get_generation(g.id) or changed
-
-
-def heartbeat_presence(gens: Generations, holder: LeaseHolder) -> str:
-    """A holder on another machine as its heartbeat in the store's registry shows it:
-    `gone` once it lapsed (as a worker killed or cut off), `unknown` when the registry
-    does not list it."""
-    for w in gens.ports.store().workers():
-        if w.token == holder.token:
-            return "alive" if w.alive else "gone"
-    return "unknown"
 
 
 def recover(gens: Generations, root_id: str) -> None:

@@ -108,6 +108,14 @@ async def start(
     """Record `g` and its assignment, start its worker, and wait for the worker's own
     record of itself; on failure the worker is killed and `g` ends `failed`."""
     store = sup.ports.store()
+    if g.placement == placement.POOL and not any(
+        w.kind == "worker" and w.alive for w in store.workers()
+    ):
+        raise SupervisionError(
+            "internal_failure",
+            error_texts.worker_start_failed(g.placement, error_texts.NO_POOL_WORKERS),
+            operation,
+        )
     store.add_generation(g)  # durable first: a restarted lead finds it
     _drop_stale(sup, g.session_id)
     leave(sup, caller.session.record, g, assignment)
@@ -116,9 +124,12 @@ async def start(
         # Until the worker records itself (only it writes the generation meanwhile), the
         # lead's own process is its evidence: a lead killed now leaves it `lost`, and a
         # worker starting after that finds it no longer `starting` and exits.
-        spawned = await placement.spawn(
-            sup.ports.home, g.id, g.placement, sup.ports.worker_options()
-        )
+        if g.placement == placement.POOL:
+            placement.offer(store, g.id, sup.ports.worker_options())
+        else:
+            spawned = await placement.spawn(
+                sup.ports.home, g.id, g.placement, sup.ports.worker_options()
+            )
         timeout = (timeout_ms or DEFAULT_START_TIMEOUT_MS) / 1000
         return await _wait_started(sup, g, spawned, timeout)
     except (placement.PlacementError, OSError, TimeoutError, _WorkerExited) as exc:
@@ -145,7 +156,7 @@ def _reason(exc: BaseException) -> str:
 
 
 async def _wait_started(
-    sup: HasPorts, recorded: GenerationRecord, spawned: placement.Spawned, timeout: float
+    sup: HasPorts, recorded: GenerationRecord, spawned: placement.Spawned | None, timeout: float
 ) -> GenerationRecord:
     async with asyncio.timeout(timeout):
         while True:
@@ -154,7 +165,7 @@ async def _wait_started(
                 return g  # the worker's own record of itself
             if g is not None and g.outcome is not None:
                 raise _WorkerExited(error_texts.worker_could_not_run(g.error or g.outcome))
-            if spawned.exited():
+            if spawned is not None and spawned.exited():
                 raise _WorkerExited(error_texts.WORKER_EXITED_EARLY)
             await asyncio.sleep(_POLL_S)
 
@@ -224,9 +235,10 @@ async def close(sup: HasPorts, g: GenerationRecord, cascaded: list[str]) -> bool
         leave(sup, owner, g, control, kind=CONTROL, delivery=CONTROL)
         if g.token:
             await sup.ports.delivery.poke(g.token)
-        if not await placement.wait_gone(g, timeout):
-            placement.kill_group(g.pid)
-            await placement.wait_gone(g, 2.0)
+        store = sup.ports.store()
+        if not await placement.wait_gone(store, g, timeout) and placement.on_this_machine(g):
+            placement.kill_group(g.pid)  # another machine's cannot be signalled from here
+            await placement.wait_gone(store, g, 2.0)
     end_closed(sup, g)
     return abandoned
 

@@ -60,6 +60,7 @@ async def run(
     from piagents.heap import settle_long_lived
     from piagents.runtime import Runtime
     from piagents.store.base import StoreError
+    from piagents.workers.generations import GenerationProcesses
     from piagents.workers.placements import Placements
     from piagents.workers.worker import Worker
 
@@ -95,7 +96,9 @@ async def run(
             holder = runtime.holder
             assert holder is not None
             placements = Placements(url, holder.token, capacity=capacity, poll_s=poll)
-            worker = Worker(runtime, placements, capacity)
+            worker = Worker(
+                runtime, placements, capacity, generations=GenerationProcesses(home, url)
+            )
             await placements.launch(worker.hold)
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):

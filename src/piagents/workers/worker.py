@@ -4,7 +4,8 @@ It registers in the store as a `worker` with its capacity (roots held at once) a
 heartbeats like every runtime. Work reaches it three ways (`placements`): a
 runtime that leaves an input for an offline root sends a NOTIFY on the placement
 channel, and each worker with room that hears it sweeps at once; every worker
-also sweeps every `sweep_s`. A sweep reads the roots that wait (`waiting_roots`:
+also sweeps every `sweep_s`. A sweep starts the managed agents' generations that
+wait for a worker (`generations`), reads the roots that wait (`waiting_roots`:
 open inputs, no live holder), starts placements for as many as it has room for,
 enqueues those that waited through a sweep already, and hands the placements of
 workers whose heartbeat lapsed back to DBOS for recovery.
@@ -28,6 +29,7 @@ from piagents.ai.models import loadable_elsewhere
 from piagents.ai.registry import ProviderConfigError
 from piagents.runtime import Runtime
 from piagents.store.base import PLACEMENT, Mailbox, SessionInUse, SessionNotFound, StoreError
+from piagents.workers.generations import GenerationProcesses
 from piagents.workers.placement_ids import QUEUED, workflow_id
 from piagents.workers.placements import Placements
 
@@ -60,10 +62,12 @@ class Worker:
         *,
         sweep_s: float = SWEEP_S,
         clock: Callable[[], float] | None = None,
+        generations: GenerationProcesses | None = None,
     ) -> None:
         self.runtime = runtime
         self.placements = placements
         self.capacity = capacity
+        self.generations = generations  # managed agents' processes started here
         self.sweep_s = sweep_s
         self._clock = clock or asyncio.get_running_loop().time
         self.held: set[str] = set()  # roots placed here now
@@ -192,6 +196,10 @@ class Worker:
             await asyncio.to_thread(self.placements.recover, dead)
         now = self._clock()
         room = self.capacity - len(self.held)
+        if self.generations is not None:  # a slot each, as a root's
+            self.generations.reap()
+            room -= len(self.generations.running)
+            room -= self.generations.sweep(store, room)
         waiting = store.waiting_roots(limit=max(room, 0) + 50)
         seen: dict[str, float] = {}
         for root in waiting:
