@@ -123,6 +123,34 @@ async def test_a_generation_on_a_worker_is_inspected_and_closed_through_the_stor
     assert g.outcome == "closed"
 
 
+async def test_interrupt_and_reply_reach_a_generation_on_a_worker_through_the_store(
+    lead: tuple[piagents.Runtime, Agent], started: list[int]
+) -> None:
+    rt, agent = lead
+    first = await delegate(agent, "sleep 30", started)
+
+    def state(request: str) -> str | None:
+        g = rt.store.get_generation(request)
+        return g.state if g is not None else None
+
+    await until(lambda: state(first["request"]) == "working", "the first to work", timeout=30)
+    interrupted = await agent.call_tool(
+        "agent", {"action": "interrupt", "agent": first["agent"], "message": "answer now"}
+    )
+    assert not interrupted.is_error, interrupted.text
+    g = await ended(rt, first["request"])
+    assert (g.outcome, g.result) == ("completed", "done: answer now")
+
+    second = await delegate(agent, "ask: which colour?", started)
+    await until(lambda: state(second["request"]) == "blocked", "the question", timeout=30)
+    replied = await agent.call_tool(
+        "agent", {"action": "reply", "agent": second["agent"], "message": "blue"}
+    )
+    assert not replied.is_error, replied.text
+    g = await ended(rt, second["request"])
+    assert g.outcome == "completed" and g.result is not None and "blue" in g.result
+
+
 async def test_a_generation_whose_process_is_killed_is_found_lost_and_its_lead_told_once(
     lead: tuple[piagents.Runtime, Agent], started: list[int]
 ) -> None:
