@@ -12,9 +12,15 @@ store that leaves inputs for offline roots, which the workers take.
                 workers of `--capacity` each: wall time, turns/s, and the ideal
                 (ceil(R / roots held at once) x a turn's own time)
 
+    delegate    a lead (this process) whose managed agents run on the pool
+                (`spawnPlacement: workers`) delegates one at a time: how long the
+                `delegate` call takes (until the agent's process, started by the
+                worker, has recorded itself) and until its first model call
+
 Target: the first model call under 50 ms after the input is accepted.
 
-    python bench/bench_workers.py [--quick] [--samples N] [--only latency,throughput]
+    python bench/bench_workers.py [--quick] [--samples N]
+                                  [--only latency,throughput,delegate]
 """
 
 from __future__ import annotations
@@ -97,6 +103,38 @@ async def latency(pg: PostgresServer, samples: int, workers: int) -> None:
                 p.stop()
 
 
+async def delegate_latency(pg: PostgresServer, samples: int) -> None:
+    url = pg.database()
+    settings = {"store": url, "pi-agents": {"agentApi": "supervision", "spawnPlacement": "workers"}}
+    with temp_home() as base:
+        procs = _start(url, base, 1, 4, {})
+        try:
+            async with Runtime(base / "home", settings=settings) as rt:
+                await registered(rt.store, procs)
+                lead = await rt.open_root(cwd=base / "work", model=f"{ROUTES}:clock")
+                calls, firsts = [], []
+                for i in range(samples + 1):
+                    t0 = time.time()
+                    res = await lead.call_tool(
+                        "agent", {"action": "delegate", "definition": "generalist", "task": "t"}
+                    )
+                    assert not res.is_error, res.text
+                    returned = time.time()
+                    request = res.details["request"]
+                    while (g := rt.store.get_generation(request)) is None or g.outcome is None:
+                        await asyncio.sleep(0.005)
+                    if i >= 1:  # the first warms the worker's file cache
+                        calls.append((returned - t0) * 1000)
+                        firsts.append((float(g.result or "nan") - t0) * 1000)
+                result("workers", "delegate on the pool: the call", calls, unit="ms",
+                       spread="p10p90")  # fmt: skip
+                result("workers", "delegate on the pool -> first model call", firsts,
+                       unit="ms", spread="p10p90")  # fmt: skip
+        finally:
+            for p in procs:
+                p.stop()
+
+
 async def throughput(
     pg: PostgresServer, workers: int, roots: int, capacity: int, delay: float, steps: int
 ) -> dict[str, float]:
@@ -133,7 +171,7 @@ async def throughput(
 
 async def main() -> None:
     p = common_args(__doc__ or "")
-    p.add_argument("--only", default="latency,throughput")
+    p.add_argument("--only", default="latency,throughput,delegate")
     p.add_argument("--samples", type=int, default=40)
     p.add_argument("--roots", type=int, default=48)
     p.add_argument("--capacity", type=int, default=4)
@@ -154,6 +192,9 @@ async def main() -> None:
             for n in (1, 2):
                 note(f"latency, {n} worker(s)")
                 await latency(pg, args.samples, n)
+        if "delegate" in only:
+            note("delegate on the pool, 1 worker")
+            await delegate_latency(pg, max(3, args.samples // 4))
         if "throughput" in only:
             lines = []
             for n in (1, 2, 3):

@@ -33,7 +33,13 @@ def _routes_importable(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def pool(postgres_url: str, tmp_path: Path) -> Iterator[list[WorkerProcess]]:
-    workers = start_workers(postgres_url, [tmp_path / "worker0"], pythonpath=[str(HERE)], poll=0.2)
+    workers = start_workers(  # heartbeats as often as the lead expects them
+        postgres_url,
+        [tmp_path / "worker0"],
+        pythonpath=[str(HERE)],
+        poll=0.2,
+        settings={"pi-agents": LEASES},
+    )
     yield workers
     for w in workers:
         w.stop()
