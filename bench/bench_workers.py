@@ -126,9 +126,9 @@ async def delegate_latency(pg: PostgresServer, samples: int) -> None:
                     if i >= 1:  # the first warms the worker's file cache
                         calls.append((returned - t0) * 1000)
                         firsts.append((float(g.result or "nan") - t0) * 1000)
-                result("workers", "delegate on the pool: the call", calls, unit="ms",
+                result("workers", "delegate on the pool: the call", calls, unit="ms", target=None,
                        spread="p10p90")  # fmt: skip
-                result("workers", "delegate on the pool -> first model call", firsts,
+                result("workers", "delegate on the pool -> first model call", firsts, target=None,
                        unit="ms", spread="p10p90")  # fmt: skip
         finally:
             for p in procs:
