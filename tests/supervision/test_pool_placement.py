@@ -254,3 +254,96 @@ async def test_a_placed_lead_delegates_to_a_generation_another_process_runs_and_
     finally:
         for w in workers:
             w.stop()
+
+
+async def test_a_tree_across_three_workers_survives_a_kill_9_of_the_worker_holding_its_busy_lead(
+    home: Path, work: Path, postgres_url: str, tmp_path: Path, started: list[int]
+) -> None:
+    """The multi-worker scenario with a tree that spans the pool: a placed lead delegates
+    to a managed agent (a process a worker starts, with a session of its own) and goes
+    on with steps of its own; the worker holding the lead is killed -9 mid-step. A
+    survivor takes the lead over and ends its turn (the step that was running ends
+    interrupted, never run twice), the managed agent, untouched by the kill, finishes,
+    and its result reaches the lead once; nothing committed before the kill is lost
+    and every input ends once."""
+    supervising = {
+        "pi-agents": {"agentApi": "supervision", "spawnPlacement": "workers", **LEASES}
+    }
+    workers = start_workers(
+        postgres_url,
+        [tmp_path / f"w{i}" for i in range(3)],
+        pythonpath=[str(HERE)],
+        poll=0.2,
+        settings=supervising,
+    )
+    try:
+        async with piagents.Runtime(
+            home, model=MODEL, settings={"store": postgres_url, **supervising}
+        ) as rt:
+            await registered(rt.store, workers)
+            root = await rt.open_root(cwd=work, model=MODEL)
+            root_id = root.id
+            await rt.unload(root)  # offline: a worker takes it when its input comes
+            record = rt.store.get_session(root_id)
+            assert record is not None
+            accepted = await rt.delivery.deliver(
+                None, record, "delegate then 4 sleeps of 0.6: 2 sleeps of 1", "followUp"
+            )
+            assert accepted.route == "placed"
+            by_token = {w.token: w for w in workers}
+
+            def holder_mid_step() -> WorkerProcess | None:
+                lease = rt.store.lease_of(root_id)
+                steps = [
+                    e for e in rt.store.entries(root_id)
+                    if getattr(e, "message", None) is not None
+                    and e.message.role == "toolResult" and e.message.tool_name == "bash"
+                ]  # fmt: skip
+                return by_token.get(lease.token) if lease is not None and steps else None
+
+            victim = await until(holder_mid_step, "the lead mid-step on a worker", timeout=60)
+            [g] = rt.store.generations(root_id=root_id)
+            assert g.pid is not None
+            started.append(g.pid)
+            sessions = [root_id, g.session_id]
+            before = {sid: [e.id for e in rt.store.entries(sid)] for sid in sessions}
+            victim.kill()
+            survivors = {str(w.pid) for w in workers if w is not victim}
+
+            def settled() -> bool:
+                done = rt.store.get_generation(g.id)
+                idle = rt.store.lease_of(root_id) is None
+                quiet = not rt.store.inputs(recipient_ids=[root_id], outstanding=True)
+                return done is not None and done.outcome is not None and idle and quiet
+
+            await until(settled, "the lead's turn, the generation and its result settled", timeout=90)
+
+            for sid, entry_ids in before.items():  # nothing committed was lost
+                assert [e.id for e in rt.store.entries(sid)][: len(entry_ids)] == entry_ids
+            done = rt.store.get_generation(g.id)
+            assert done is not None
+            assert (done.outcome, done.result) == ("completed", "done: 2 sleeps of 1")
+            inputs = rt.store.inputs(recipient_ids=[root_id])
+            assert {i.status for i in inputs} == {"completed"}, [(i.text, i.status) for i in inputs]
+            [turn] = [i for i in inputs if i.id == accepted.record.id]
+            assert turn.result is not None and turn.result.startswith("lead done by ")
+            by, interrupted = turn.result[len("lead done by ") :].split(": ")
+            assert by in survivors  # the turn went on elsewhere and ended once
+            assert interrupted in ("0 interrupted", "1 interrupted")  # a step is never re-run
+            answers = [
+                e.message.text for e in rt.store.entries(root_id)
+                if getattr(e, "message", None) is not None and e.message.role == "assistant"
+                and e.message.text.startswith("lead done by")
+            ]  # fmt: skip
+            assert answers == [turn.result]
+            steps = [
+                e for e in rt.store.entries(root_id)
+                if getattr(e, "message", None) is not None
+                and e.message.role == "toolResult" and e.message.tool_name == "bash"
+            ]  # fmt: skip
+            assert len(steps) == 4
+            results = [i for i in inputs if g.id in i.text]
+            assert len(results) == 1  # the managed agent's result, once
+    finally:
+        for w in workers:
+            w.stop()
