@@ -15,7 +15,10 @@ store that leaves inputs for offline roots, which the workers take.
     delegate    a lead (this process) whose managed agents run on the pool
                 (`spawnPlacement: workers`) delegates one at a time: how long the
                 `delegate` call takes (until the agent's process, started by the
-                worker, has recorded itself) and until its first model call
+                worker, has recorded itself) and until its first model call; with
+                `--gap` seconds between delegations (default 2: the worker's
+                standby process is ready) and back to back (each comes while the
+                standby that replaces the last one is still starting)
 
 Target: the first model call under 50 ms after the input is accepted.
 
@@ -103,7 +106,7 @@ async def latency(pg: PostgresServer, samples: int, workers: int) -> None:
                 p.stop()
 
 
-async def delegate_latency(pg: PostgresServer, samples: int) -> None:
+async def delegate_latency(pg: PostgresServer, samples: int, gap: float) -> None:
     url = pg.database()
     settings = {"store": url, "pi-agents": {"agentApi": "supervision", "spawnPlacement": "workers"}}
     with temp_home() as base:
@@ -126,10 +129,12 @@ async def delegate_latency(pg: PostgresServer, samples: int) -> None:
                     if i >= 1:  # the first warms the worker's file cache
                         calls.append((returned - t0) * 1000)
                         firsts.append((float(g.result or "nan") - t0) * 1000)
-                result("workers", "delegate on the pool: the call", calls, unit="ms", target=None,
-                       spread="p10p90")  # fmt: skip
-                result("workers", "delegate on the pool -> first model call", firsts, target=None,
-                       unit="ms", spread="p10p90")  # fmt: skip
+                    await asyncio.sleep(gap)  # a bench: the pace of the delegations
+                how = f"{gap:g} s apart" if gap else "back to back"
+                result("workers", f"delegate on the pool, {how}: the call", calls, unit="ms",
+                       target=None, spread="p10p90")  # fmt: skip
+                result("workers", f"delegate on the pool, {how} -> first model call", firsts,
+                       target=None, unit="ms", spread="p10p90")  # fmt: skip
         finally:
             for p in procs:
                 p.stop()
@@ -177,6 +182,7 @@ async def main() -> None:
     p.add_argument("--capacity", type=int, default=4)
     p.add_argument("--delay", type=float, default=0.05)
     p.add_argument("--steps", type=int, default=4)
+    p.add_argument("--gap", type=float, default=2.0, help="seconds between delegations")
     args = p.parse_args()
     if args.quick:
         args.samples, args.roots = 8, 12
@@ -193,8 +199,9 @@ async def main() -> None:
                 note(f"latency, {n} worker(s)")
                 await latency(pg, args.samples, n)
         if "delegate" in only:
-            note("delegate on the pool, 1 worker")
-            await delegate_latency(pg, max(3, args.samples // 4))
+            for gap in (args.gap, 0.0):
+                note(f"delegate on the pool, 1 worker, {gap:g} s between delegations")
+                await delegate_latency(pg, max(3, args.samples // 4), gap)
         if "throughput" in only:
             lines = []
             for n in (1, 2, 3):

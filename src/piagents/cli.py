@@ -159,7 +159,8 @@ def _command(args_list: list[str]) -> int:
 
         return serve_main(args_list[1:])
     if args_list and args_list[0] == "worker":
-        if "--generation" in args_list:  # a managed agent's process, started by its lead
+        # A managed agent's process: started by its lead, or kept ready by a pool worker.
+        if "--generation" in args_list or "--standby" in args_list:
             from piagents.supervision.worker_main import main as worker_main
 
             return worker_main(args_list[1:])

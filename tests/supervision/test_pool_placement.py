@@ -266,9 +266,7 @@ async def test_a_tree_across_three_workers_survives_a_kill_9_of_the_worker_holdi
     interrupted, never run twice), the managed agent, untouched by the kill, finishes,
     and its result reaches the lead once; nothing committed before the kill is lost
     and every input ends once."""
-    supervising = {
-        "pi-agents": {"agentApi": "supervision", "spawnPlacement": "workers", **LEASES}
-    }
+    supervising = {"pi-agents": {"agentApi": "supervision", "spawnPlacement": "workers", **LEASES}}
     workers = start_workers(
         postgres_url,
         [tmp_path / f"w{i}" for i in range(3)],
@@ -316,7 +314,9 @@ async def test_a_tree_across_three_workers_survives_a_kill_9_of_the_worker_holdi
                 quiet = not rt.store.inputs(recipient_ids=[root_id], outstanding=True)
                 return done is not None and done.outcome is not None and idle and quiet
 
-            await until(settled, "the lead's turn, the generation and its result settled", timeout=90)
+            await until(
+                settled, "the lead's turn, the generation and its result settled", timeout=90
+            )
 
             for sid, entry_ids in before.items():  # nothing committed was lost
                 assert [e.id for e in rt.store.entries(sid)][: len(entry_ids)] == entry_ids

@@ -7,7 +7,10 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import os
+import re
 import signal
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -81,11 +84,42 @@ async def run_worker(home: Path, generation_id: str, store_url: str | None = Non
             return 1
 
 
+GENERATION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+
+
+def standby(home: Path, store_url: str | None) -> int:
+    """A pool worker's process kept ready (`--standby`): everything a generation needs
+    is imported before there is one; then it reads the generation's id on stdin and
+    runs it, its output going to that generation's log as a process started for it
+    has. Its stdin ended without an id: its worker let it go."""
+    import piagents.store.postgres  # noqa: F401  (the pool's store: imported ahead too)
+
+    generation_id = sys.stdin.readline().strip()
+    if not generation_id:
+        return 0
+    if not GENERATION_ID.fullmatch(generation_id):
+        print(f"pi-agents worker --standby: not a generation id: {generation_id!r}")
+        return 2
+    folder = placement.run_dir(home, generation_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    out = os.open(folder / placement.LOG_FILE, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    nothing = os.open(os.devnull, os.O_RDONLY)
+    for source, target in ((out, 1), (out, 2), (nothing, 0)):
+        os.dup2(source, target)
+    os.close(out)
+    os.close(nothing)
+    return asyncio.run(run_worker(home, generation_id, store_url))
+
+
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="pi-agents worker", description=worker.__doc__)
-    p.add_argument("--generation", required=True)
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--generation")
+    which.add_argument("--standby", action="store_true", help="wait for a generation's id on stdin")
     p.add_argument("--home")
     p.add_argument("--store", help="the store a `pi-agents worker` started this one for")
     args = p.parse_args(argv)
     home = Path(args.home).expanduser() if args.home else default_home()
+    if args.standby:
+        return standby(home, args.store)
     return asyncio.run(run_worker(home, args.generation, args.store))

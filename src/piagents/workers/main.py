@@ -96,21 +96,22 @@ async def run(
             holder = runtime.holder
             assert holder is not None
             placements = Placements(url, holder.token, capacity=capacity, poll_s=poll)
-            worker = Worker(
-                runtime, placements, capacity, generations=GenerationProcesses(home, url)
-            )
+            generations = GenerationProcesses(home, url)
+            worker = Worker(runtime, placements, capacity, generations=generations)
             await placements.launch(worker.hold)
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
                 with contextlib.suppress(NotImplementedError, RuntimeError):
                     loop.add_signal_handler(sig, worker.stop)
             print(f"pi-agents worker {holder.token[:8]} on {holder.host}: ready", flush=True)
+            generations.prepare()  # a process ready for the first managed agent
             try:
                 await worker.run()  # until a signal: no new placements from then on
                 if worker.held:
                     print(f"pi-agents worker: draining {len(worker.held)} root(s)", flush=True)
                     await worker.drained(drain)
             finally:
+                generations.close()  # the standby; generations running go on
                 await runtime.close_agents()
     except StoreError as exc:
         print(f"pi-agents worker: {exc}", file=sys.stderr)
