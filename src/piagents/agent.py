@@ -16,7 +16,8 @@ from piagents.ai.registry import ProviderRegistry
 from piagents.config import Settings
 from piagents.harness.compaction import auto_compaction
 from piagents.harness.events import Delivery, Input, RunOutcome
-from piagents.harness.loop import AgentLoop, LoopConfig, LoopHooks
+from piagents.harness.loop import AgentLoop, LoopHooks
+from piagents.harness.loop_records import LoopConfig
 from piagents.harness.session import Session
 from piagents.store.records import CompactionEntry, InputDelivery, SessionRecord
 

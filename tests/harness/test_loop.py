@@ -13,7 +13,8 @@ from piagents.ai.messages import AssistantMessage, ToolCall, ToolResultMessage
 from piagents.ai.models import ModelRef
 from piagents.ai.retry import RetryPolicy
 from piagents.harness.events import AssistantDelta, Input, RunEnded
-from piagents.harness.loop import AgentLoop, LoopConfig, LoopHooks
+from piagents.harness.loop import AgentLoop, LoopHooks
+from piagents.harness.loop_records import LoopConfig
 from piagents.harness.session import Session
 from piagents.harness.tool_calls import ABORTED_TOOL_TEXT
 from piagents.harness.tools.base import ToolContext, ToolResult

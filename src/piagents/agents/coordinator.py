@@ -20,12 +20,12 @@ from piagents.agents.addressing import Candidate, resolve, short_ids
 from piagents.agents.delivery import Delivery
 from piagents.agents.directory import Directory
 from piagents.agents.errors import AgentCallError, error
+from piagents.agents.input_ends import InputEnds
 from piagents.agents.leftovers import Leftovers
 from piagents.agents.ports import AgentsPorts
 from piagents.agents.texts import Shown
 from piagents.agents.tree import AgentMarks, Tree
-from piagents.agents.unrecorded import InputEnd, UnrecordedEnds
-from piagents.ai.messages import now_ms
+from piagents.agents.unrecorded import InputEnd
 from piagents.events.records import AgentState
 from piagents.events.states import StateTracker
 from piagents.harness.events import (
@@ -38,12 +38,11 @@ from piagents.harness.events import (
     RunStarted,
 )
 from piagents.harness.loop import AgentLoop
-from piagents.store.base import LeaseLost, StoreError
+from piagents.store.base import StoreError
 from piagents.store.records import (
     InputDelivery,
     InputKind,
     InputRecord,
-    InputStatus,
     SessionRecord,
     new_id,
 )
@@ -79,9 +78,11 @@ class Coordinator:
             self.delivery.drain,
             ABORTED_RESULT,
         )
-        # Ends of inputs the store refused (full, locked), retried until it takes them.
-        self._unrecorded = UnrecordedEnds(
-            self._record_end,
+        # Ends of inputs: recorded at once or on the store's write thread, and those
+        # the store refused (full, locked) retried until it takes them.
+        self.ends = InputEnds(
+            ports.store,
+            self._recorded,
             lambda retry: ports.background(retry, "recording the end of inputs"),
             ports.closing,
         )
@@ -339,7 +340,7 @@ class Coordinator:
         if kind == "input" and marks.stopped and not from_user_or_owner:
             # Left in the store before the stop; it only adds to the conversation now.
             with contextlib.suppress(StoreError):  # recorded later
-                self._end(record, [Input(stored.text, id=stored.id)], "completed", None, False)
+                self.ends.end(record, [stored.id], "completed", None, False)
             kind, delivery = "write", "write"
         owned = not record.is_root
         if kind != "write":
@@ -388,9 +389,11 @@ class Coordinator:
         by_owner = marks is not None and marks.aborting_by_owner
         result = ABORTED_RESULT if outcome.status == "aborted" else outcome.answer
         inputs = [i for i in outcome.inputs if "kind" in i.meta]
+        ids = [i.id for i in inputs]
         try:
             # Settle first: an owner waiting for these resumes ahead of queued inputs.
-            self._end(record, inputs, outcome.status, result, by_owner)
+            if outcome.status != "completed" or not self.ends.end_later(record, ids, result):
+                self.ends.end(record, ids, outcome.status, result, by_owner)
         finally:
             if not record.is_root:
                 self.tree(self.root_of(record)).slots.release(record.id)
@@ -402,41 +405,11 @@ class Coordinator:
         if not record.is_root and not loop.busy:
             self.tree(self.root_of(record)).slots.release(record.id)
         with contextlib.suppress(StoreError):  # recorded later, when the store can be written
-            self._end(
-                record, [i for i in inputs if "kind" in i.meta], "aborted", ABORTED_RESULT, by_owner
-            )
+            ids = [i.id for i in inputs if "kind" in i.meta]
+            self.ends.end(record, ids, "aborted", ABORTED_RESULT, by_owner)
 
-    def _end(
-        self,
-        record: SessionRecord,
-        inputs: Sequence[Input],
-        status: InputStatus,
-        result: str | None,
-        aborted_by_owner: bool,
-    ) -> None:
-        """Record that these inputs ended, then close them and tell the owner. When the
-        store cannot be written, they stay open and are recorded as soon as it can."""
-        if not inputs:
-            return
-        end = InputEnd(
-            record, tuple(i.id for i in inputs), status, result, aborted_by_owner, now_ms()
-        )
-        try:
-            self._record_end(end)
-        except LeaseLost:
-            raise  # the tree was taken over: its new holder ends these inputs
-        except StoreError:
-            self._unrecorded.add(end)
-            raise
-
-    def _record_end(self, end: InputEnd) -> None:
-        ended = self.ports.store().end_inputs(
-            list(end.ids),
-            end.status,
-            end.result,
-            aborted_by_owner=end.aborted_by_owner,
-            ended=end.ended,
-        )
+    def _recorded(self, end: InputEnd, ended: list[InputRecord]) -> None:
+        """The store recorded that these inputs ended: close them, tell the owner."""
         record = end.recipient
         tree = self.trees.get(self.root_of(record))
         if tree is not None:

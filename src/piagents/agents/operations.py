@@ -30,7 +30,7 @@ from piagents.agents.wait_output import ResultItem, render_wait
 from piagents.agents.yielding import slot_given_up
 from piagents.ai.registry import ProviderRegistry
 from piagents.harness.events import Input
-from piagents.harness.loop import render
+from piagents.harness.loop_records import render
 from piagents.harness.tools.base import ToolResult
 from piagents.store.base import StoreError
 from piagents.store.records import InputRecord, MessageEntry, SearchHit, SessionRecord, new_id

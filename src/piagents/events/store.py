@@ -12,6 +12,7 @@ from piagents.events.hub import EventHub
 from piagents.events.records import GenerationChanged, InputAccepted, InputEnded, ResultDelivered
 from piagents.store.base import Store
 from piagents.store.records import GenerationRecord, GenerationState, InputRecord, InputStatus
+from piagents.store.write_thread import LaterWrite
 
 
 class PublishingStore:
@@ -57,6 +58,25 @@ class PublishingStore:
         records = self.inner.end_inputs(
             ids, status, result, aborted_by_owner=aborted_by_owner, ended=ended
         )
+        self._ended(records)
+        return records
+
+    def end_inputs_later(
+        self,
+        ids: Sequence[str],
+        status: InputStatus,
+        result: str | None,
+        *,
+        aborted_by_owner: bool = False,
+        ended: int | None = None,
+    ) -> LaterWrite[list[InputRecord]] | None:
+        """The inner store's, its events delivered once the write is read (committed)."""
+        write = self.inner.end_inputs_later(
+            ids, status, result, aborted_by_owner=aborted_by_owner, ended=ended
+        )
+        return write.then(self._ended) if write is not None else None
+
+    def _ended(self, records: Sequence[InputRecord]) -> None:
         for r in records:
             self._hub.publish(
                 InputEnded(
@@ -65,7 +85,6 @@ class PublishingStore:
             )
             if r.has_result and r.sender_id is not None:
                 self._hub.publish(ResultDelivered(r.sender_id, r.recipient_id, r.id, r.status))
-        return records
 
     def add_generation(self, generation: GenerationRecord) -> None:
         self.inner.add_generation(generation)

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from piagents.harness.compaction import compact
     from piagents.harness.events import LoopEvent, RunOutcome
-    from piagents.harness.loop import AgentLoop, LoopConfig, LoopHooks
+    from piagents.harness.loop import AgentLoop, LoopHooks
+    from piagents.harness.loop_records import LoopConfig
     from piagents.harness.session import Session
 
 __all__ = ["AgentLoop", "LoopConfig", "LoopEvent", "LoopHooks", "RunOutcome", "Session", "compact"]
@@ -29,7 +30,7 @@ _DEFINED_IN = {
     "LoopEvent": "events",
     "RunOutcome": "events",
     "AgentLoop": "loop",
-    "LoopConfig": "loop",
+    "LoopConfig": "loop_records",
     "LoopHooks": "loop",
     "Session": "session",
 }

@@ -15,19 +15,16 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from piagents.ai.arguments import ArgumentProblem, storable
 from piagents.ai.messages import (
     AssistantMessage,
-    TextContent,
     ToolCall,
     ToolResultMessage,
-    UserMessage,
 )
 from piagents.ai.models import ModelRef, ThinkingLevel
 from piagents.ai.provider import ModelRequest, Provider
-from piagents.ai.retry import RetryPolicy
 from piagents.harness.abandoned import let_go
 from piagents.harness.events import (
     Input,
@@ -42,10 +39,13 @@ from piagents.harness.events import (
     ToolStarted,
     TurnStarted,
 )
-from piagents.harness.loop_guard import (
-    DEFAULT_MAX_MODEL_CALLS,
-    RepeatGuard,
-    model_calls_exhausted,
+from piagents.harness.loop_guard import RepeatGuard, model_calls_exhausted
+from piagents.harness.loop_records import (
+    DEFAULT_CONFIG,
+    AbortResult,
+    LoopConfig,
+    QueueMode,
+    render,
 )
 from piagents.harness.session import Session
 from piagents.harness.streaming import stream_response
@@ -60,17 +60,6 @@ from piagents.harness.tool_calls import (
 from piagents.harness.tools.base import Tool, ToolContext, ToolResult, spec_of
 from piagents.store.records import MessageEntry
 
-QueueMode = Literal["one-at-a-time", "all"]
-
-
-@dataclass(frozen=True, slots=True)
-class LoopConfig:
-    tool_execution: Literal["parallel", "sequential"] = "parallel"
-    steering_mode: QueueMode = "one-at-a-time"
-    follow_up_mode: QueueMode = "one-at-a-time"
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
-    max_model_calls: int | None = DEFAULT_MAX_MODEL_CALLS  # per run; None: no bound
-
 
 @dataclass(slots=True)
 class LoopHooks:
@@ -84,13 +73,6 @@ class LoopHooks:
     on_withdrawn: Callable[[AgentLoop, tuple[Input, ...]], None] | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class AbortResult:
-    withdrawn: tuple[Input, ...]
-    had_work: bool
-    stopped: bool  # False when the turn did not stop within the timeout and was abandoned
-
-
 @dataclass(slots=True)
 class _Run:
     inputs: list[Input]
@@ -100,12 +82,6 @@ class _Run:
     step: asyncio.Task[AssistantMessage] | None = None
     model_calls: int = 0
     repeats: RepeatGuard = field(default_factory=RepeatGuard)
-
-
-def render(inp: Input) -> UserMessage:
-    """The user message an input is in the conversation."""
-    text = inp.rendered if inp.rendered is not None else inp.text
-    return UserMessage((TextContent(text), *inp.images))
 
 
 class AgentLoop:
@@ -122,7 +98,7 @@ class AgentLoop:
         tools: Sequence[Tool],
         system_prompt: str,
         output_dir: Path,
-        config: LoopConfig = LoopConfig(),
+        config: LoopConfig = DEFAULT_CONFIG,
         hooks: LoopHooks | None = None,
         agent_name: str | None = None,
     ) -> None:
@@ -237,6 +213,20 @@ class AgentLoop:
         for m in messages:
             self.emit(MessageCommitted(m))
 
+    async def _commit_inputs_async(self, inputs: Sequence[Input]) -> None:
+        """`_commit_inputs` awaiting the commit (the store may make it on its write thread)."""
+        messages = [render(i) for i in inputs]
+        fresh = [MessageEntry(m) for i, m in zip(inputs, messages, strict=True) if not i.committed]
+
+        def announce(_: object = None) -> None:
+            for m in messages:
+                self.emit(MessageCommitted(m))
+
+        if fresh:
+            await self.session.append_async(*fresh, then=announce)
+        else:
+            announce()
+
     def _flush_writes(self) -> None:
         """Commit the queued writes; if the store refuses them they stay queued (they
         were accepted), for the next boundary or the next write."""
@@ -270,7 +260,7 @@ class AgentLoop:
             self._set_phase("running")
             self.emit(RunStarted(tuple(run.inputs)))
             self._flush_writes()  # any left by a run the store failed, in order
-            self._commit_inputs(run.inputs)
+            await self._commit_inputs_async(run.inputs)
             outcome = await self._turns(run)
         except asyncio.CancelledError:
             outcome = RunOutcome(tuple(run.inputs), "aborted", "")
@@ -338,7 +328,7 @@ class AgentLoop:
             steers = self._take(self._steers, self.config.steering_mode)
             if steers:
                 run.inputs.extend(steers)
-                self._commit_inputs(steers)
+                await self._commit_inputs_async(steers)
                 continue
             if message.tool_calls:
                 continue
@@ -365,8 +355,9 @@ class AgentLoop:
         message, unusable = storable(await self._stream(run))
         if run.abandoned.is_set():
             return message
-        self.session.append_message(message)
-        self.emit(MessageCommitted(message))
+        await self.session.append_message_async(
+            message, then=lambda _: self.emit(MessageCommitted(message))
+        )
         if message.stop_reason in ("aborted", "error") or not message.tool_calls:
             return message
         await self._execute_tools(run, message.tool_calls, unusable)

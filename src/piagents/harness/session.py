@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
+import asyncio
+import contextlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import msgspec
@@ -38,6 +40,21 @@ from piagents.store.records import (
     ThinkingLevelChangeEntry,
     new_id,
 )
+from piagents.store.write_thread import LaterWrite
+
+Landed = Callable[[list[Entry]], None]
+
+
+@dataclass
+class _Pending:
+    """An append handed to the store's write thread, not settled here yet."""
+
+    entries: list[Entry]
+    write: LaterWrite[Any]
+    previous_leaf: str | None
+    then: Landed | None
+    settled: bool = False
+    error: Exception | None = None
 
 
 class Session:
@@ -46,6 +63,8 @@ class Session:
     A loaded session builds its context from the store's messages alone; its
     `entries` are read when first asked for (compaction, forks, the viewer).
     """
+
+    _pending: _Pending | None = None  # at most one append under way on the write thread
 
     def __init__(self, store: Store, record: SessionRecord, entries: Sequence[Entry]) -> None:
         self.store = store
@@ -57,6 +76,7 @@ class Session:
     @property
     def entries(self) -> list[Entry]:
         """The entries from the latest compaction's first kept entry on, in order."""
+        self._flush()
         if self._entries is None:
             with collector_paused():  # a long session is many objects, none in cycles
                 self._entries = self.store.entries(self.id, from_last_compaction=True)
@@ -171,6 +191,7 @@ class Session:
             raise SessionNotFound(f"No session {session_id}")
         session = cls.__new__(cls)
         session.store, session.record = store, record
+        session._pending = None
         session._entries = None  # read when first asked for
         with collector_paused():  # a long session is many objects, none in cycles
             items, session._leaf_id = store.context_items(session_id)
@@ -183,14 +204,17 @@ class Session:
 
     @property
     def leaf_id(self) -> str | None:
+        self._flush()
         return self._leaf_id
 
     def context(self) -> list[Message]:
         """Messages as the model would get them (tool calls all answered)."""
+        self._flush()
         return [*self._context, *missing_results(self._open_calls, self._calls_at)]
 
     def context_tokens(self) -> int:
         """Tokens of `context()`: the last reported usage plus estimates after it."""
+        self._flush()
         if self._unestimated:
             self._tokens_after += sum(estimate_tokens(m) for m in self._unestimated)
             self._unestimated = []
@@ -200,29 +224,100 @@ class Session:
     def append(self, *entries: Entry) -> list[Entry]:
         """Commit `entries` in one transaction, then add them to memory; returns them
         as appended (chained to their parents)."""
+        self._flush()
+        chained = self._chained(entries)
+        self.store.append(self.id, chained)
+        self._landed(chained)
+        return chained
+
+    async def append_async(self, *entries: Entry, then: Landed | None = None) -> list[Entry]:
+        """`append`, awaiting the commit instead of holding the event loop for it when
+        the store commits on a write thread of its own (PostgreSQL): the other Agents
+        run meanwhile. Memory follows once it committed, and `then(entries)` runs then,
+        even if the awaiting task was cancelled meanwhile (a commit is not taken back).
+        Anything that reads or appends in the meantime first waits for it."""
+        self._flush()
+        chained = self._chained(entries)
+        write = self.store.append_later(self.id, chained)
+        if write is None:  # the store commits here: as `append`, without suspending
+            self.store.append(self.id, chained)
+            self._landed(chained)
+            if then is not None:
+                then(chained)
+            return chained
+        pending = _Pending(chained, write, self._leaf_id, then)
+        self._pending = pending
+        self._leaf_id = chained[-1].id  # what is appended next chains after these
+        done = asyncio.wrap_future(write.future)
+        done.add_done_callback(lambda _: self._settle_quietly(pending))
+        await asyncio.shield(done)  # cancelled, the write still goes on
+        self._settle(pending)
+        return chained
+
+    def _chained(self, entries: Sequence[Entry]) -> list[Entry]:
         chained: list[Entry] = []
-        parent = self.leaf_id
+        parent = self._leaf_id
         for e in entries:
             e = msgspec.structs.replace(e, parent_id=parent)
             chained.append(e)
             parent = e.id
-        self.store.append(self.id, chained)
-        self._leaf_id = parent
+        return chained
+
+    def _landed(self, chained: list[Entry]) -> None:
+        """Memory after `chained` committed."""
+        self._leaf_id = chained[-1].id
         if self._entries is not None:
             self._entries.extend(chained)
         for e in chained:
             if isinstance(e, CompactionEntry):
-                self._rebuild_context(items_in_effect(self.entries))
+                self._rebuild_context(items_in_effect(self._entries_now()))
             elif isinstance(e, MessageEntry) and keeps(e.message):
                 self._push(e.message)
         self.record = replace(self.record, updated=chained[-1].timestamp)
-        return chained
+
+    def _entries_now(self) -> list[Entry]:
+        if self._entries is None:
+            with collector_paused():
+                self._entries = self.store.entries(self.id, from_last_compaction=True)
+        return self._entries
+
+    def _settle(self, pending: _Pending) -> None:
+        """Once: memory and `then` if the write committed, the leaf back if it did not
+        (waiting for it, if it is still under way). Raises the write's error."""
+        if not pending.settled:
+            pending.settled = True
+            if self._pending is pending:
+                self._pending = None
+            try:
+                pending.write.result()
+            except Exception as exc:
+                pending.error = exc
+                if self._leaf_id == pending.entries[-1].id:
+                    self._leaf_id = pending.previous_leaf
+            else:
+                self._landed(pending.entries)
+                if pending.then is not None:
+                    pending.then(pending.entries)
+        if pending.error is not None:
+            raise pending.error
+
+    def _settle_quietly(self, pending: _Pending) -> None:
+        with contextlib.suppress(Exception):  # its awaiter, if still there, raises it
+            self._settle(pending)
+
+    def _flush(self) -> None:
+        """Wait for an append under way, so that what comes next sees and follows it."""
+        if self._pending is not None:
+            self._settle_quietly(self._pending)
 
     def append_message(self, message: Message) -> MessageEntry:
         entry = MessageEntry(message)
         (appended,) = self.append(entry)
         assert isinstance(appended, MessageEntry)
         return appended
+
+    async def append_message_async(self, message: Message, then: Landed | None = None) -> None:
+        await self.append_async(MessageEntry(message), then=then)
 
     def set_model(self, model: str) -> None:
         provider, _, model_id = model.partition("/")

@@ -29,7 +29,7 @@ from piagents.agents.program_members import marked
 from piagents.agents.texts import Shown
 from piagents.agents.tree import AgentMarks
 from piagents.harness.events import LoopEvent, RunEnded, RunOutcome, RunStarted
-from piagents.harness.loop import AbortResult
+from piagents.harness.loop_records import AbortResult
 from piagents.programs import agent_texts as texts
 from piagents.programs.ports import Closed, ProgramScope
 from piagents.programs.script_api import ToolError

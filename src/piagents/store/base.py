@@ -22,6 +22,7 @@ from piagents.store.records import (
     SearchHit,
     SessionRecord,
 )
+from piagents.store.write_thread import LaterWrite
 
 
 class StoreError(Exception):
@@ -214,6 +215,12 @@ class Store(Protocol):
 
     def append(self, session_id: str, entries: Sequence[Entry]) -> None: ...
 
+    def append_later(self, session_id: str, entries: Sequence[Entry]) -> LaterWrite[Any] | None:
+        """`append`, handed to the store's write thread: the caller awaits (or waits for)
+        the returned write, which commits in order after those handed over before it.
+        None when this store commits on the caller's thread: call `append` instead."""
+        ...
+
     def entries(
         self, session_id: str, *, from_last_compaction: bool = False, after: str | None = None
     ) -> list[Entry]:
@@ -247,6 +254,20 @@ class Store(Protocol):
         ended: int | None = None,
     ) -> list[InputRecord]:
         """End those of `ids` still outstanding; returns the records it ended."""
+        ...
+
+    def end_inputs_later(
+        self,
+        ids: Sequence[str],
+        status: InputStatus,
+        result: str | None,
+        *,
+        aborted_by_owner: bool = False,
+        ended: int | None = None,
+    ) -> LaterWrite[list[InputRecord]] | None:
+        """`end_inputs`, handed to the store's write thread as `append_later` is, in
+        order with the appends handed over before it (its value: the records it
+        ended); None when this store commits on the caller's thread."""
         ...
 
     def take_undelivered(self, recipient_ids: Sequence[str]) -> list[InputRecord]:

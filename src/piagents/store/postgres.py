@@ -10,7 +10,7 @@ chosen, so psycopg is needed only then.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from piagents.store import lease, postgres_open
@@ -24,12 +24,17 @@ from piagents.store.postgres_notify import NotifyMailbox, notify_sql
 from piagents.store.postgres_programs import ProgramTable
 from piagents.store.postgres_search import SearchIndex
 from piagents.store.postgres_sessions import SessionTable
+from piagents.store.records import Entry, InputRecord, InputStatus
 from piagents.store.tables import TableStore
 from piagents.store.url import location_of
+from piagents.store.write_thread import LaterWrite, WriteThread
 
 
 class PostgresStore(TableStore):
     """Sessions and entries in the PostgreSQL database at `url`."""
+
+    _entries: EntryLog
+    _inputs: InputTable
 
     def __init__(
         self, url: str, *, read_only: bool = False, lease_lapse: float = lease.LAPSE_S
@@ -64,6 +69,7 @@ class PostgresStore(TableStore):
         self._search = SearchIndex(self._conn)
         self._generations = GenerationTable(self._conn)
         self._programs = ProgramTable(self._conn)
+        self._later: WriteThread[Connection] | None = None  # made by the first later write
 
     def _open(self, *, read_only: bool) -> Connection:
         conn = Connection(
@@ -87,6 +93,42 @@ class PostgresStore(TableStore):
         with self._conn.batch():
             yield
 
+    def append_later(
+        self, session_id: str, entries: Sequence[Entry]
+    ) -> LaterWrite[int | None] | None:
+        """`append` on the store's write thread (see `write_thread`)."""
+        write = self._entries.append_write(session_id, entries)
+        if write is None or self.read_only:
+            return None
+        return self._writes().submit(
+            write, lambda base: self._entries.settle_append(session_id, base)
+        )
+
+    def end_inputs_later(
+        self,
+        ids: Sequence[str],
+        status: InputStatus,
+        result: str | None,
+        *,
+        aborted_by_owner: bool = False,
+        ended: int | None = None,
+    ) -> LaterWrite[list[InputRecord]] | None:
+        """`end_inputs` on the store's write thread (see `write_thread`)."""
+        write = self._inputs.end_write(
+            ids, status, result, aborted_by_owner=aborted_by_owner, ended=ended
+        )
+        if write is None or self.read_only:
+            return None
+        return self._writes().submit(write, lambda records: records)
+
+    def _writes(self) -> WriteThread[Connection]:
+        """The write thread, over a connection of its own made by its first write."""
+        if self._later is None:
+            self._later = WriteThread(
+                lambda: self._open(read_only=False), Connection.close, "piagents-store-writes"
+            )
+        return self._later
+
     def mailbox(self, token: str, on_poke: Callable[[], None]) -> Mailbox | None:
         return NotifyMailbox(self.url, self.location, token, on_poke)
 
@@ -96,4 +138,6 @@ class PostgresStore(TableStore):
         return True
 
     def close(self) -> None:
+        if self._later is not None:  # its writes given first
+            self._later.close()
         self._conn.close()

@@ -40,33 +40,52 @@ class EntryLog:
         self._leases = leases  # refuses an append by a holder whose lease was taken
 
     def append(self, session_id: str, entries: Sequence[Entry]) -> None:
+        write = self.append_write(session_id, entries)
+        if write is not None:
+            self.settle_append(session_id, write(self.conn))
+
+    def append_write(
+        self, session_id: str, entries: Sequence[Entry]
+    ) -> Callable[[Connection], int | None] | None:
+        """The append as a write to run on a connection (this one, or the store's write
+        thread's), its statement made here; None for no entries. What it returns goes
+        to `settle_append`."""
         if not entries:
-            return
+            return None
         docs = search_docs(entries)
         # The fence (the session's lease still ours) rides on the same statement, which
         # waits for a takeover of the lease and then sees it.
         fence = self._leases.fence() if self._leases is not None else ("", "", {})
         sql, args = _append_statement(session_id, entries, docs, fence)
+        last_id, count = entries[-1].id, len(entries)
 
         def saved(db: Db) -> object:  # entry ids are the session's own: saved if there
             row = db.execute(
                 "SELECT 1 FROM entries WHERE session_id = %s AND entry_id = %s",
-                (session_id, entries[-1].id),
+                (session_id, last_id),
             ).fetchone()
             return (None, None) if row else NOT_SAVED
 
-        base, packed = self.conn.write(
-            lambda db: db.execute(sql, args).fetchone() or (-1, -1), verify=saved, single=True
-        )
+        def write(conn: Connection) -> int | None:
+            base, packed = conn.write(
+                lambda db: db.execute(sql, args).fetchone() or (-1, -1), verify=saved, single=True
+            )
+            if base is not None and base != -1 and base + count - packed >= BLOCK:
+                # Packing only re-lays out what is committed: left for a later append if
+                # it cannot be done now.
+                with contextlib.suppress(StoreError):
+                    conn.write(lambda db: layout.pack_session(db, session_id), idempotent=True)
+            return base
+
+        return write
+
+    def settle_append(self, session_id: str, base: int | None) -> None:
+        """An append that changed nothing: its lease was taken (LeaseLost), or there is
+        no such session."""
         if base == -1:
             if self._leases is not None:
                 self._leases.check_lost(session_id)
             raise SessionNotFound(f"No session {session_id}")
-        if base is not None and base + len(entries) - packed >= BLOCK:
-            # Packing only re-lays out what is committed: left for a later append if
-            # it cannot be done now.
-            with contextlib.suppress(StoreError):
-                self.conn.write(lambda db: layout.pack_session(db, session_id), idempotent=True)
 
     def has_entries(self, session_id: str) -> bool:
         return bool(

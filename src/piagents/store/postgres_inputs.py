@@ -4,7 +4,7 @@ once (a compare-and-set on the outstanding status), their results read once."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -127,25 +127,39 @@ class InputTable:
         aborted_by_owner: bool = False,
         ended: int | None = None,
     ) -> list[InputRecord]:
+        write = self.end_write(ids, status, result, aborted_by_owner=aborted_by_owner, ended=ended)
+        return write(self.conn) if write is not None else []
+
+    def end_write(
+        self,
+        ids: Sequence[str],
+        status: InputStatus,
+        result: str | None,
+        *,
+        aborted_by_owner: bool = False,
+        ended: int | None = None,
+    ) -> Callable[[Connection], list[InputRecord]] | None:
+        """`end` as a write to run on a connection (this one, or the store's write
+        thread's), its statement made here; None for no inputs."""
         if not ids:
-            return []
+            return None
         at = ended if ended is not None else now_ms()
         location = self.conn.location
+        # One statement, its own transaction (one round trip where BEGIN and COMMIT
+        # made three): an input that cannot be read ends nothing, so the update
+        # applies only if none of them has a value no pi-agents writes.
+        args = {
+            "status": status,
+            "result": text(result),
+            "aborted": aborted_by_owner,
+            "at": at,
+            "ids": list(ids),
+            "kinds": list(INPUT_KIND.values),
+            "deliveries": list(INPUT_DELIVERY.values),
+        }
+        fence, fenced = self._leases.input_fence() if self._leases else ("", {})
 
         def end(db: Db) -> list[InputRecord]:
-            # One statement, its own transaction (one round trip where BEGIN and
-            # COMMIT made three): an input that cannot be read ends nothing, so the
-            # update applies only if none of them has a value no pi-agents writes.
-            args = {
-                "status": status,
-                "result": text(result),
-                "aborted": aborted_by_owner,
-                "at": at,
-                "ids": list(ids),
-                "kinds": list(INPUT_KIND.values),
-                "deliveries": list(INPUT_DELIVERY.values),
-            }
-            fence, fenced = self._leases.input_fence() if self._leases else ("", {})
             for _ in range(2):
                 rows = db.execute(
                     "WITH unreadable AS (SELECT 1 FROM inputs WHERE status = 'outstanding' "
@@ -181,7 +195,7 @@ class InputTable:
             ).fetchall()
             return [input_record(location, r) for r in rows] if rows else NOT_SAVED
 
-        return self.conn.write(end, verify=saved, single=True)
+        return lambda conn: conn.write(end, verify=saved, single=True)
 
     def take_undelivered(self, recipient_ids: Sequence[str]) -> list[InputRecord]:
         """Inputs waiting in the store for these recipients, now marked delivered."""

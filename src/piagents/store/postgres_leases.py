@@ -70,7 +70,9 @@ class LeaseTable:
         self.conn = conn
         self.lapse = lapse
         self._fence: str | None = None  # the registered holder: whose writes these are
-        self._held: set[str] = set()  # sessions it took through this store
+        # Sessions it took through this store; replaced, never changed in place, since
+        # the store's write thread reads it while the loop's thread takes leases.
+        self._held: frozenset[str] = frozenset()
 
     @staticmethod
     def _lease(row: Sequence[Any]) -> tuple[LeaseHolder, bool]:
@@ -164,7 +166,7 @@ class LeaseTable:
         # Done again by the same holder, it finds its own lease: idempotent.
         self.conn.write(acquire, idempotent=True)
         if holder.token == self._fence:
-            self._held.add(session_id)
+            self._held = self._held | {session_id}
 
     def release(self, session_id: str, holder: LeaseHolder) -> None:
         self.conn.write(
@@ -177,7 +179,7 @@ class LeaseTable:
             single=True,
         )
         if holder.token == self._fence:
-            self._held.discard(session_id)
+            self._held = self._held - {session_id}
 
     def holder(self, session_id: str) -> LeaseHolder | None:
         rows = self.conn.fetch(

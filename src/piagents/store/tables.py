@@ -29,6 +29,7 @@ from piagents.store.records import (
     SearchHit,
     SessionRecord,
 )
+from piagents.store.write_thread import LaterWrite
 
 
 class _EntryLog(Protocol):
@@ -223,6 +224,20 @@ class TableStore:
 
     def append(self, session_id: str, entries: Sequence[Entry]) -> None:
         self._entries.append(session_id, entries)
+
+    def append_later(self, session_id: str, entries: Sequence[Entry]) -> LaterWrite[Any] | None:
+        return None  # commits are quick here: `append` on the caller's thread
+
+    def end_inputs_later(
+        self,
+        ids: Sequence[str],
+        status: InputStatus,
+        result: str | None,
+        *,
+        aborted_by_owner: bool = False,
+        ended: int | None = None,
+    ) -> LaterWrite[list[InputRecord]] | None:
+        return None  # as `append_later`
 
     def has_entries(self, session_id: str) -> bool:
         return self._entries.has_entries(session_id)
