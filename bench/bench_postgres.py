@@ -18,7 +18,8 @@ the Unix socket.
 
 Targets: append <= 3x the floor (the autocommit INSERT); fan-out <= 2x SQLite.
 `--durable` runs the server with its default fsync and synchronous_commit (the
-tests' server turns both off).
+tests' server turns both off). `--rtt MS` puts `latency_proxy.py` between the
+store and the server, adding MS of round trip (a database on another machine).
 
     python bench/bench_postgres.py [--quick] [--reps N] [--only floor,append,turn,fanout]
 """
@@ -27,7 +28,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket as socket_module
 import statistics
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -115,11 +118,42 @@ class StatementCount:
         return self.seen.most_common(n)
 
 
+PROXY_PORT: int | None = None  # `--rtt`: the latency proxy's port
+
+
 def database(pg: PostgresServer, socket: bool) -> tuple[str, str]:
-    """A fresh database: its URL (TCP or Unix socket) and name."""
+    """A fresh database: its URL (TCP or Unix socket, or through the latency proxy)
+    and name."""
     url = pg.database()
     name = url.rsplit("/", 1)[1]
+    if PROXY_PORT is not None:
+        return url.replace(f":{pg.port}/", f":{PROXY_PORT}/"), name
     return (pg.socket_url(name) if socket else url), name
+
+
+@contextmanager
+def latency_proxy(pg: PostgresServer, rtt_ms: float) -> Iterator[None]:
+    """`latency_proxy.py` in front of the server while inside (nothing for 0 ms)."""
+    global PROXY_PORT
+    if rtt_ms <= 0:
+        yield
+        return
+    with socket_module.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proxy = subprocess.Popen(
+        [sys.executable, str(BENCH_DIR / "latency_proxy.py"), str(port), str(pg.port),
+         str(rtt_ms)],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proxy.stdout is not None and proxy.stdout.readline().strip() == "ready"
+        PROXY_PORT = port
+        yield
+    finally:
+        PROXY_PORT = None
+        proxy.kill()
+        proxy.wait()
 
 
 def timed(fn: Callable[[int], None], n: int) -> list[float]:
@@ -314,13 +348,15 @@ def main() -> None:
     p.add_argument("--socket", action="store_true", help="the Unix socket, not loopback TCP")
     p.add_argument("--durable", action="store_true", help="fsync and synchronous_commit on")
     p.add_argument("--tools", action="store_true", help="the fan-out's tools mode too")
+    p.add_argument("--rtt", type=float, default=0.0, help="ms of round trip added (a proxy)")
     args = p.parse_args()
     only = set(args.only.split(","))
     reps = args.reps or (1 if args.quick else 5)
     n = 300 if args.quick else 2_000
     how = "unix socket" if args.socket else "loopback TCP"
-    emit({"kind": "machine", **machine(), "connection": how, "durable": args.durable})
-    with server(args.durable) as pg:
+    emit({"kind": "machine", **machine(), "connection": how, "durable": args.durable,
+          "added_rtt_ms": args.rtt})  # fmt: skip
+    with server(args.durable) as pg, latency_proxy(pg, args.rtt):
         floors: list[dict[str, Any]] = []
         if only & {"floor", "append"}:
             for rep in range(reps):

@@ -42,13 +42,29 @@ def test_later_writes_commit_in_the_order_given(postgres_url: str) -> None:
         child = _session(store, owner_id=root, root_id=root)
         accepted = store.add_input(_input(root, child, root))
         writes = [store.append_later(child, [_message(str(i))]) for i in range(20)]
-        ended = store.end_inputs_later([accepted.id], "completed", "done")
+        ended = store.end_inputs_later(child, [accepted.id], "completed", "done")
         assert all(w is not None for w in writes) and ended is not None
         [record] = ended.result()  # waits for it, and so for every write before it
         assert (record.id, record.status, record.result) == (accepted.id, "completed", "done")
         assert [e.message.text for e in store.entries(child)] == [str(i) for i in range(20)]
-        again = store.end_inputs_later([accepted.id], "failed", "twice")
+        again = store.end_inputs_later(child, [accepted.id], "failed", "twice")
         assert again is not None and again.result() == []  # an input ends once
+    finally:
+        store.close()
+
+
+def test_each_sessions_writes_keep_their_order_across_the_threads(postgres_url: str) -> None:
+    store = PostgresStore(postgres_url)
+    try:
+        sessions = [_session(store) for _ in range(12)]  # spread over the write threads
+        writes = [
+            store.append_later(sid, [_message(f"{sid} {i}")]) for i in range(10) for sid in sessions
+        ]
+        for w in writes:
+            assert w is not None
+            w.result()
+        for sid in sessions:
+            assert [e.message.text for e in store.entries(sid)] == [f"{sid} {i}" for i in range(10)]
     finally:
         store.close()
 
@@ -98,13 +114,13 @@ def test_sqlite_and_a_read_only_store_hand_nothing_over(postgres_url: str, tmp_p
     try:
         sid = _session(sqlite)
         assert sqlite.append_later(sid, [_message("x")]) is None
-        assert sqlite.end_inputs_later(["i"], "completed", None) is None
+        assert sqlite.end_inputs_later(sid, ["i"], "completed", None) is None
     finally:
         sqlite.close()
     PostgresStore(postgres_url).close()  # laid out
     reader = PostgresStore(postgres_url, read_only=True)
     try:
         assert reader.append_later(new_id(), [_message("x")]) is None
-        assert reader.end_inputs_later(["i"], "completed", None) is None
+        assert reader.end_inputs_later("s", ["i"], "completed", None) is None
     finally:
         reader.close()

@@ -64,7 +64,7 @@ class InputEnds:
             return False
         end = InputEnd(recipient, tuple(ids), "completed", result, False, now_ms())
         write = self._store().end_inputs_later(
-            list(end.ids), end.status, end.result, ended=end.ended
+            recipient.id, list(end.ids), end.status, end.result, ended=end.ended
         )
         if write is None:
             return False

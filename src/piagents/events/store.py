@@ -63,6 +63,7 @@ class PublishingStore:
 
     def end_inputs_later(
         self,
+        recipient_id: str,
         ids: Sequence[str],
         status: InputStatus,
         result: str | None,
@@ -72,7 +73,7 @@ class PublishingStore:
     ) -> LaterWrite[list[InputRecord]] | None:
         """The inner store's, its events delivered once the write is read (committed)."""
         write = self.inner.end_inputs_later(
-            ids, status, result, aborted_by_owner=aborted_by_owner, ended=ended
+            recipient_id, ids, status, result, aborted_by_owner=aborted_by_owner, ended=ended
         )
         return write.then(self._ended) if write is not None else None
 

@@ -217,7 +217,8 @@ class Store(Protocol):
 
     def append_later(self, session_id: str, entries: Sequence[Entry]) -> LaterWrite[Any] | None:
         """`append`, handed to the store's write thread: the caller awaits (or waits for)
-        the returned write, which commits in order after those handed over before it.
+        the returned write, which commits in order after the session's writes handed
+        over before it.
         None when this store commits on the caller's thread: call `append` instead."""
         ...
 
@@ -258,6 +259,7 @@ class Store(Protocol):
 
     def end_inputs_later(
         self,
+        recipient_id: str,
         ids: Sequence[str],
         status: InputStatus,
         result: str | None,
@@ -265,9 +267,10 @@ class Store(Protocol):
         aborted_by_owner: bool = False,
         ended: int | None = None,
     ) -> LaterWrite[list[InputRecord]] | None:
-        """`end_inputs`, handed to the store's write thread as `append_later` is, in
-        order with the appends handed over before it (its value: the records it
-        ended); None when this store commits on the caller's thread."""
+        """`end_inputs` of inputs to `recipient_id`, handed to the store's write thread
+        as `append_later` is, in order with that session's appends handed over before
+        it (its value: the records it ended); None when this store commits on the
+        caller's thread."""
         ...
 
     def take_undelivered(self, recipient_ids: Sequence[str]) -> list[InputRecord]:

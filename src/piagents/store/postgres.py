@@ -29,6 +29,8 @@ from piagents.store.tables import TableStore
 from piagents.store.url import location_of
 from piagents.store.write_thread import LaterWrite, WriteThread
 
+WRITE_THREADS = 4  # each with a connection of its own, made by its first write
+
 
 class PostgresStore(TableStore):
     """Sessions and entries in the PostgreSQL database at `url`."""
@@ -101,11 +103,12 @@ class PostgresStore(TableStore):
         if write is None or self.read_only:
             return None
         return self._writes().submit(
-            write, lambda base: self._entries.settle_append(session_id, base)
+            session_id, write, lambda base: self._entries.settle_append(session_id, base)
         )
 
     def end_inputs_later(
         self,
+        recipient_id: str,
         ids: Sequence[str],
         status: InputStatus,
         result: str | None,
@@ -119,13 +122,16 @@ class PostgresStore(TableStore):
         )
         if write is None or self.read_only:
             return None
-        return self._writes().submit(write, lambda records: records)
+        return self._writes().submit(recipient_id, write, lambda records: records)
 
     def _writes(self) -> WriteThread[Connection]:
         """The write thread, over a connection of its own made by its first write."""
         if self._later is None:
             self._later = WriteThread(
-                lambda: self._open(read_only=False), Connection.close, "piagents-store-writes"
+                lambda: self._open(read_only=False),
+                Connection.close,
+                "piagents-store-writes",
+                threads=WRITE_THREADS,
             )
         return self._later
 

@@ -230,6 +230,7 @@ class TableStore:
 
     def end_inputs_later(
         self,
+        recipient_id: str,
         ids: Sequence[str],
         status: InputStatus,
         result: str | None,

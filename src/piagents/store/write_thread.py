@@ -2,10 +2,12 @@
 
 A store whose commits are round trips to a server (PostgreSQL) blocks the event
 loop for each of them when it is called from the loop. For the writes on a turn's
-path (a message appended), the loop can instead hand the write to one thread with
-a connection of its own and await it: the other Agents run meanwhile, and the
-write's round trip overlaps their work. The thread runs the writes one at a time,
-in the order given, so a session's entries are committed in their order.
+path (a message appended, a run's end), the loop can instead hand the write to a
+thread with a connection of its own and await it: the other Agents run meanwhile,
+and the write's round trip overlaps their work. Each write has a key (its session):
+the writes of one key go to one thread, which runs them one at a time in the order
+given, so a session's entries and ends are committed in their order; writes of
+different sessions may overlap on different threads.
 
 `LaterWrite` is one such write: its `future` is done once the write's transaction
 returned; `result()` (on the caller's thread, once it is done, or waiting for it)
@@ -16,6 +18,7 @@ raises what the write raised, after the store's own reading of its outcome
 from __future__ import annotations
 
 import contextlib
+import zlib
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Generic, TypeVar
@@ -50,33 +53,45 @@ class LaterWrite(Generic[T]):
 
 
 class WriteThread(Generic[R]):
-    """One thread running writes in order against a resource it makes on first use.
+    """Threads running writes against resources they make on first use (a connection
+    each): the writes of one key (a session) on one thread, in the order given."""
 
-    One, not a pool: more threads (a connection each, sessions spread over them) were
-    measured no faster on two cores, where the server's backends, the loop and the
-    threads share them (bench/RESULTS.md, stop 23)."""
+    # On two cores with the server on the same machine, one thread does as well as
+    # four; with a database 0.5 ms away, four take the 100 x 10 fan-out from 6.9 s
+    # to 5.2 s (bench/RESULTS.md, stop 23).
 
-    def __init__(self, make: Callable[[], R], close: Callable[[R], None], name: str) -> None:
+    def __init__(
+        self, make: Callable[[], R], close: Callable[[R], None], name: str, threads: int = 1
+    ) -> None:
         self._make = make
         self._close = close
-        self._resource: R | None = None
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
+        self._resources: list[R | None] = [None] * threads
+        self._pools = [
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{name}-{i}")
+            for i in range(threads)
+        ]
         self.closed = False
 
-    def _resource_here(self) -> R:  # on the thread
-        if self._resource is None:
-            self._resource = self._make()
-        return self._resource
+    def _resource(self, i: int) -> R:  # on thread i
+        resource = self._resources[i]
+        if resource is None:
+            resource = self._resources[i] = self._make()
+        return resource
 
-    def submit(self, write: Callable[[R], T], settle: Callable[[T], object]) -> LaterWrite[T]:
-        """`write(resource)` on the thread, after every write submitted before it."""
-        return LaterWrite(self._pool.submit(lambda: write(self._resource_here())), settle)
+    def submit(
+        self, key: str, write: Callable[[R], T], settle: Callable[[T], object]
+    ) -> LaterWrite[T]:
+        """`write(resource)` on `key`'s thread, after the writes of `key` given before it."""
+        i = zlib.crc32(key.encode()) % len(self._pools)
+        return LaterWrite(self._pools[i].submit(lambda: write(self._resource(i))), settle)
 
     def close(self) -> None:
-        """Let the writes submitted finish, then close the resource."""
+        """Let the writes submitted finish, then close the resources."""
         self.closed = True
-        self._pool.shutdown(wait=True)
-        if self._resource is not None:
-            with contextlib.suppress(Exception):
-                self._close(self._resource)
-            self._resource = None
+        for pool in self._pools:
+            pool.shutdown(wait=True)
+        for i, resource in enumerate(self._resources):
+            if resource is not None:
+                with contextlib.suppress(Exception):
+                    self._close(resource)
+                self._resources[i] = None
