@@ -259,6 +259,11 @@ class Runtime:
                 agent.name or agent.id,
                 timeout if timeout is not None else 0.0,
             )
+        if self.holder is not None and agent.session.record.is_root:
+            # Its tree's last writes (a run's end, say) may still be on the store's write
+            # threads, fenced by the lease about to be given up.
+            with contextlib.suppress(Exception):
+                await self.store.later_writes()
         self.agents.pop(agent.id, None)
         self.coordinator.detach(agent)
         self._woken.discard(agent.id)

@@ -4,6 +4,7 @@ owner's wait, the notification) comes only once the store has it, once."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from agent_support import runtime, spawn
@@ -45,3 +46,21 @@ async def test_an_end_is_announced_only_once_the_store_has_it_and_only_once(
         mine = [s for s in seen if s[0] in {i.id for i in ended}]
         assert sorted(s[0] for s in mine) == sorted(i.id for i in ended)  # each once
         assert all(status == stored for _, status, stored in seen)  # never before the commit
+
+
+async def test_the_last_ends_of_a_tree_are_committed_before_its_lease_is_given_up(
+    home: Path, work: Path, script, store_url: str | None
+) -> None:
+    """A runtime closed right after its roots' runs completed: their ends, which may
+    still be on the store's write threads, are committed while the lease that fences
+    them is still held, so none is lost (or left for the next runtime to abort)."""
+    script.on(None, lambda call: "answered")
+    async with runtime(home, script, store=store_url) as rt:
+        roots = [await rt.open_root(cwd=work) for _ in range(8)]
+        answers = await asyncio.gather(*(r.prompt("hello") for r in roots))
+        assert answers == ["answered"] * 8  # settled; their ends may not be committed yet
+        ids = [r.id for r in roots]
+    async with runtime(home, script, store=store_url) as rt:
+        inputs = rt.store.inputs(recipient_ids=ids)
+        assert len(inputs) == 8
+        assert {(i.status, i.result) for i in inputs} == {("completed", "answered")}

@@ -5,6 +5,7 @@ SQLite store commits on the caller's thread and hands nothing over."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import psycopg
@@ -124,3 +125,19 @@ def test_sqlite_and_a_read_only_store_hand_nothing_over(postgres_url: str, tmp_p
         assert reader.end_inputs_later("s", ["i"], "completed", None) is None
     finally:
         reader.close()
+
+
+async def test_later_writes_waits_for_every_write_and_what_follows_it(postgres_url: str) -> None:
+    store = PostgresStore(postgres_url)
+    try:
+        sessions = [_session(store) for _ in range(6)]
+        followed: list[str] = []
+        for sid in sessions:
+            write = store.append_later(sid, [_message("x")])
+            assert write is not None
+            asyncio.wrap_future(write.future).add_done_callback(lambda _, s=sid: followed.append(s))
+        await store.later_writes()
+        assert sorted(followed) == sorted(sessions)  # their callbacks ran before it returned
+        assert all(len(store.entries(sid)) == 1 for sid in sessions)
+    finally:
+        store.close()

@@ -273,6 +273,11 @@ class Store(Protocol):
         caller's thread."""
         ...
 
+    async def later_writes(self) -> None:
+        """Once every write handed to the write threads has committed, and what its
+        awaiters and callbacks do after it has run (at once when there are none)."""
+        ...
+
     def take_undelivered(self, recipient_ids: Sequence[str]) -> list[InputRecord]:
         """Inputs left in the store for these recipients by other runtimes; marks them
         delivered in the same transaction."""

@@ -124,6 +124,12 @@ class PostgresStore(TableStore):
             return None
         return self._writes().submit(recipient_id, write, lambda records: records)
 
+    async def later_writes(self) -> None:
+        """Once every write handed to the write threads has committed (and what follows
+        it ran): before a lease is given up, which the writes' fence checks."""
+        if self._later is not None:
+            await self._later.drained()
+
     def _writes(self) -> WriteThread[Connection]:
         """The write thread, over a connection of its own made by its first write."""
         if self._later is None:

@@ -240,6 +240,9 @@ class TableStore:
     ) -> LaterWrite[list[InputRecord]] | None:
         return None  # as `append_later`
 
+    async def later_writes(self) -> None:
+        return  # none: every write was made on its caller's thread
+
     def has_entries(self, session_id: str) -> bool:
         return self._entries.has_entries(session_id)
 

@@ -17,6 +17,7 @@ raises what the write raised, after the store's own reading of its outcome
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import zlib
 from collections.abc import Callable
@@ -84,6 +85,12 @@ class WriteThread(Generic[R]):
         """`write(resource)` on `key`'s thread, after the writes of `key` given before it."""
         i = zlib.crc32(key.encode()) % len(self._pools)
         return LaterWrite(self._pools[i].submit(lambda: write(self._resource(i))), settle)
+
+    async def drained(self) -> None:
+        """Once every write submitted so far has committed, and the loop has run what
+        its awaiters and callbacks do after it (they were scheduled before this wakes)."""
+        for pool in self._pools:
+            await asyncio.wrap_future(pool.submit(lambda: None))
 
     def close(self) -> None:
         """Let the writes submitted finish, then close the resources."""

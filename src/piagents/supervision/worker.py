@@ -71,6 +71,7 @@ class WorkerLink:
             return await self._run(g, Session.load(store, g.session_id))
         finally:
             with contextlib.suppress(Exception):
+                await store.later_writes()  # fenced by the lease given up next
                 store.release_lease(g.session_id, holder)
 
     async def _take_session(self, session_id: str) -> bool:
