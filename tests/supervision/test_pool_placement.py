@@ -15,8 +15,9 @@ import pytest
 
 import piagents
 from piagents.agent import Agent
+from piagents.ai.messages import ToolResultMessage
 from piagents.events import AgentLoaded
-from piagents.store.records import GenerationRecord
+from piagents.store.records import GenerationRecord, MessageEntry
 from piagents.testing_workers import WorkerProcess, registered, start_workers
 from support import until
 
@@ -256,6 +257,15 @@ async def test_a_placed_lead_delegates_to_a_generation_another_process_runs_and_
             w.stop()
 
 
+def _bash_results(rt: piagents.Runtime, session_id: str) -> list[ToolResultMessage]:
+    """The session's committed results of `bash` calls (its steps done)."""
+    return [
+        e.message for e in rt.store.entries(session_id)
+        if isinstance(e, MessageEntry) and isinstance(e.message, ToolResultMessage)
+        and e.message.tool_name == "bash"
+    ]  # fmt: skip
+
+
 async def test_a_tree_across_three_workers_survives_a_kill_9_of_the_worker_holding_its_busy_lead(
     home: Path, work: Path, postgres_url: str, tmp_path: Path, started: list[int]
 ) -> None:
@@ -292,11 +302,7 @@ async def test_a_tree_across_three_workers_survives_a_kill_9_of_the_worker_holdi
 
             def holder_mid_step() -> WorkerProcess | None:
                 lease = rt.store.lease_of(root_id)
-                steps = [
-                    e for e in rt.store.entries(root_id)
-                    if getattr(e, "message", None) is not None
-                    and e.message.role == "toolResult" and e.message.tool_name == "bash"
-                ]  # fmt: skip
+                steps = _bash_results(rt, root_id)
                 return by_token.get(lease.token) if lease is not None and steps else None
 
             victim = await until(holder_mid_step, "the lead mid-step on a worker", timeout=60)
@@ -336,12 +342,7 @@ async def test_a_tree_across_three_workers_survives_a_kill_9_of_the_worker_holdi
                 and e.message.text.startswith("lead done by")
             ]  # fmt: skip
             assert answers == [turn.result]
-            steps = [
-                e for e in rt.store.entries(root_id)
-                if getattr(e, "message", None) is not None
-                and e.message.role == "toolResult" and e.message.tool_name == "bash"
-            ]  # fmt: skip
-            assert len(steps) == 4
+            assert len(_bash_results(rt, root_id)) == 4
             results = [i for i in inputs if g.id in i.text]
             assert len(results) == 1  # the managed agent's result, once
     finally:

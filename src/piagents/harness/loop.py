@@ -22,6 +22,7 @@ from piagents.ai.messages import (
     AssistantMessage,
     ToolCall,
     ToolResultMessage,
+    UserMessage,
 )
 from piagents.ai.models import ModelRef, ThinkingLevel
 from piagents.ai.provider import ModelRequest, Provider
@@ -205,27 +206,31 @@ class AgentLoop:
             return items
         return [queue.popleft()] if queue else []
 
-    def _commit_inputs(self, inputs: Sequence[Input]) -> None:
+    def _input_messages(
+        self, inputs: Sequence[Input]
+    ) -> tuple[list[UserMessage], list[MessageEntry]]:
+        """The inputs' messages, and the entries of those not committed yet."""
         messages = [render(i) for i in inputs]
         fresh = [MessageEntry(m) for i, m in zip(inputs, messages, strict=True) if not i.committed]
-        if fresh:
-            self.session.append(*fresh)
+        return messages, fresh
+
+    def _announce(self, messages: Sequence[UserMessage]) -> None:
         for m in messages:
             self.emit(MessageCommitted(m))
 
+    def _commit_inputs(self, inputs: Sequence[Input]) -> None:
+        messages, fresh = self._input_messages(inputs)
+        if fresh:
+            self.session.append(*fresh)
+        self._announce(messages)
+
     async def _commit_inputs_async(self, inputs: Sequence[Input]) -> None:
         """`_commit_inputs` awaiting the commit (the store may make it on its write thread)."""
-        messages = [render(i) for i in inputs]
-        fresh = [MessageEntry(m) for i, m in zip(inputs, messages, strict=True) if not i.committed]
-
-        def announce(_: object = None) -> None:
-            for m in messages:
-                self.emit(MessageCommitted(m))
-
+        messages, fresh = self._input_messages(inputs)
         if fresh:
-            await self.session.append_async(*fresh, then=announce)
+            await self.session.append_async(*fresh, then=lambda _: self._announce(messages))
         else:
-            announce()
+            self._announce(messages)
 
     def _flush_writes(self) -> None:
         """Commit the queued writes; if the store refuses them they stay queued (they

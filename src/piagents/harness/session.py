@@ -77,10 +77,7 @@ class Session:
     def entries(self) -> list[Entry]:
         """The entries from the latest compaction's first kept entry on, in order."""
         self._flush()
-        if self._entries is None:
-            with collector_paused():  # a long session is many objects, none in cycles
-                self._entries = self.store.entries(self.id, from_last_compaction=True)
-        return self._entries
+        return self._entries_now()
 
     # ---- the context, kept up to date entry by entry -----------------------------
 
@@ -191,7 +188,6 @@ class Session:
             raise SessionNotFound(f"No session {session_id}")
         session = cls.__new__(cls)
         session.store, session.record = store, record
-        session._pending = None
         session._entries = None  # read when first asked for
         with collector_paused():  # a long session is many objects, none in cycles
             items, session._leaf_id = store.context_items(session_id)
@@ -276,8 +272,9 @@ class Session:
         self.record = replace(self.record, updated=chained[-1].timestamp)
 
     def _entries_now(self) -> list[Entry]:
+        """`entries` without waiting for an append under way (one settling calls it)."""
         if self._entries is None:
-            with collector_paused():
+            with collector_paused():  # a long session is many objects, none in cycles
                 self._entries = self.store.entries(self.id, from_last_compaction=True)
         return self._entries
 

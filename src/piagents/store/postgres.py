@@ -99,8 +99,8 @@ class PostgresStore(TableStore):
         self, session_id: str, entries: Sequence[Entry]
     ) -> LaterWrite[int | None] | None:
         """`append` on the store's write thread (see `write_thread`)."""
-        write = self._entries.append_write(session_id, entries)
-        if write is None or self.read_only:
+        write = None if self.read_only else self._entries.append_write(session_id, entries)
+        if write is None:
             return None
         return self._writes().submit(
             session_id, write, lambda base: self._entries.settle_append(session_id, base)
@@ -117,10 +117,12 @@ class PostgresStore(TableStore):
         ended: int | None = None,
     ) -> LaterWrite[list[InputRecord]] | None:
         """`end_inputs` on the store's write thread (see `write_thread`)."""
+        if self.read_only:
+            return None  # refused where it is made: `end_inputs`
         write = self._inputs.end_write(
             ids, status, result, aborted_by_owner=aborted_by_owner, ended=ended
         )
-        if write is None or self.read_only:
+        if write is None:
             return None
         return self._writes().submit(recipient_id, write, lambda records: records)
 

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Generic, TypeVar
 
-R = TypeVar("R")  # what the thread's resource is: e.g. the entry log on its own connection
+R = TypeVar("R")  # what each thread writes through: e.g. a connection of its own
 T = TypeVar("T")  # what a write returns to its settle
 
 
@@ -71,7 +71,6 @@ class WriteThread(Generic[R]):
             ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{name}-{i}")
             for i in range(threads)
         ]
-        self.closed = False
 
     def _resource(self, i: int) -> R:  # on thread i
         resource = self._resources[i]
@@ -94,7 +93,6 @@ class WriteThread(Generic[R]):
 
     def close(self) -> None:
         """Let the writes submitted finish, then close the resources."""
-        self.closed = True
         for pool in self._pools:
             pool.shutdown(wait=True)
         for i, resource in enumerate(self._resources):

@@ -72,6 +72,7 @@ class WorkerLink:
         finally:
             with contextlib.suppress(Exception):
                 await store.later_writes()  # fenced by the lease given up next
+            with contextlib.suppress(Exception):
                 store.release_lease(g.session_id, holder)
 
     async def _take_session(self, session_id: str) -> bool:
