@@ -1,11 +1,16 @@
 """What a spawn updates in place instead of rebuilding from the whole tree: the
-short-ID maps, the directory's copy of a tree and the tree's outstanding count.
-Each stays what a rebuild from scratch would give."""
+short-ID maps, the directory's copy of a tree, its address indexes and the tree's
+outstanding count. Each stays what a rebuild or a scan from scratch would give."""
 
-from hypothesis import given
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from piagents.agents.addressing import ShortIds
+from piagents.agents.address_index import AddressIndex
+from piagents.agents.addressing import Candidate, ShortIds, resolve
 from piagents.agents.directory import Directory
 from piagents.agents.tree import Tree
 from piagents.store.records import SessionRecord
@@ -115,3 +120,68 @@ def test_an_agent_of_a_program_is_shown_short_ids_unique_in_its_program_only(tmp
     for reader in (root, p1, sub, plain):
         assert dict(directory.short_map(reader)) == dict(rebuilt.short_map(reader))
     store.close()
+
+
+def test_an_address_index_follows_renames():
+    index = AddressIndex([SessionRecord(id="b1", cwd="/", name="x")])
+    index.add(SessionRecord(id="a2", cwd="/", name="x"))
+    index.add(SessionRecord(id="b3", cwd="/"))
+    assert index.named("x") == ["b1", "a2"]
+    assert index.prefixed("b") == ["b1", "b3"] and index.prefixed("") == ["a2", "b1", "b3"]
+    index.add(SessionRecord(id="b1", cwd="/", name="y"))  # renamed
+    index.add(SessionRecord(id="a2", cwd="/"))  # its name taken away
+    assert index.named("x") == [] and index.named("y") == ["b1"]
+    assert index.prefixed("b1") == ["b1"] and index.prefixed("c") == []
+
+
+_names = st.sampled_from([None, "w", "x", "ab"])
+_tree = st.lists(
+    st.tuples(
+        st.text("ab01", min_size=1, max_size=4),  # an ID's tail: shared prefixes are common
+        _names,
+        st.integers(0, 5),  # its owner: the root, or an earlier one
+        st.sampled_from([None, None, "P", "Q"]),  # the Program that marks it, if any
+    ),
+    max_size=12,
+    unique_by=lambda t: t[0],
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_tree, st.lists(st.tuples(st.integers(0, 13), _names), max_size=4), st.data())
+def test_a_target_resolves_through_the_indexes_as_a_scan_of_what_the_reader_sees(
+    members, renames, data
+):
+    with tempfile.TemporaryDirectory() as tmp:
+        store = SQLiteStore(Path(tmp) / "s.db")
+        root = SessionRecord(id="ab-root", cwd="/", name="x")
+        others = [SessionRecord(id="ab-other", cwd="/", name="w"), SessionRecord(id="b", cwd="/")]
+        for r in (root, *others):
+            store.create_session(r)
+        directory = Directory(store)
+        made: list[SessionRecord] = []
+        for tail, name, owner, program in members:
+            owner_id = made[owner - 1].id if 0 < owner <= len(made) else root.id
+            meta = {"program": program} if program else {}
+            r = SessionRecord(
+                id=f"ab{tail}", cwd="/", name=name, owner_id=owner_id, root_id=root.id, meta=meta
+            )
+            store.create_session(r)
+            directory.add(r)
+            made.append(r)
+        everyone = [root, *others, *made]
+        for i, name in renames:  # renamed after the indexes were made
+            directory.resolve(root, "x")
+            if i < len(made):
+                made[i] = replace(made[i], name=name)
+                directory.add(made[i])
+                everyone[3 + i] = made[i]
+        for reader in everyone:
+            seen = directory.visible(reader)
+            targets = [r.id for r in everyone] + [r.id[:n] for r in everyone for n in (1, 2, 3)]
+            targets += ["w", "x", "ab", "", "zz", data.draw(st.text("ab01-rotx", max_size=4))]
+            for target in targets:
+                by_scan = resolve(target, [Candidate(s.id, s.name) for s in seen]).matches
+                by_index = directory.resolve(reader, target)
+                assert [s.id for s in by_index] == [c.id for c in by_scan], (reader.id, target)
+        store.close()

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from piagents.agents import texts
 from piagents.agents.accepted import Accepted
-from piagents.agents.addressing import Candidate, resolve, short_ids
+from piagents.agents.addressing import short_ids
 from piagents.agents.delivery import Delivery
 from piagents.agents.directory import Directory
 from piagents.agents.errors import AgentCallError, error
@@ -235,19 +235,15 @@ class Coordinator:
         return Shown(record.name, short)
 
     def address(self, reader: SessionRecord, target: str) -> SessionRecord:
-        visible = self.visible(reader)
-        result = resolve(target, [Candidate(s.id, s.name) for s in visible])
-        if not result.matches:
+        matches = self.directory.resolve(reader, target)
+        if not matches:
             raise AgentCallError(texts.no_match(target))
-        if result.unique is None:
-            by_id = {s.id: s for s in visible}
-            rows = []
-            for c in result.matches:
-                s = by_id[c.id]
-                rows.append(texts.list_entry(self.shown(s, reader), self.state_of(s.id), s.cwd))
+        if len(matches) > 1:
+            rows = [
+                texts.list_entry(self.shown(s, reader), self.state_of(s.id), s.cwd) for s in matches
+            ]
             raise AgentCallError(texts.ambiguous(target, rows))
-        match = next(s for s in visible if s.id == result.unique.id)
-        return match
+        return matches[0]
 
     # ---- delivery -------------------------------------------------------------------
 

@@ -14,7 +14,9 @@ task panel, `/agents`: every group), is shown prefixes unique in the whole tree.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
+from piagents.agents.address_index import AddressIndex
 from piagents.agents.addressing import ShortIds
 from piagents.agents.program_members import program_of
 from piagents.store.base import Store
@@ -34,6 +36,8 @@ class Directory:
         # Short-ID maps by (root ID, who reads: "roots", "tree" or a Program's ID).
         self._shorts: dict[tuple[str, str], tuple[int, ShortIds]] = {}
         self._programs: dict[str, str | None] = {}  # the Program of each owned record seen
+        self._indexes: dict[str, AddressIndex] = {}  # of a tree's owned records, once asked
+        self._roots_index: tuple[dict[str, SessionRecord], AddressIndex] | None = None
 
     def tree(self, root_id: str) -> dict[str, SessionRecord]:
         """The owned records of a tree, by ID."""
@@ -44,6 +48,7 @@ class Directory:
         return tree
 
     def forget(self, root_id: str) -> None:
+        self._indexes.pop(root_id, None)
         for session_id in self._trees.pop(root_id, {}):
             self._programs.pop(session_id, None)
 
@@ -80,8 +85,13 @@ class Directory:
         self._programs.pop(record.id, None)  # its mark is read again when next asked
         if record.is_root:
             self._roots[record.id] = record
+            if self._roots_index is not None and self._roots_index[0] is self._roots:
+                self._roots_index[1].add(record)
         elif record.root_id is not None:
             self.tree(record.root_id)[record.id] = record
+            index = self._indexes.get(record.root_id)
+            if index is not None:
+                index.add(record)
         self.version += 1
         # The short-ID maps it belongs to take it in place, rather than being rebuilt
         # from the whole tree at the next look: a spawn costs the same in any tree.
@@ -120,6 +130,80 @@ class Directory:
                 seen.setdefault(rid, record)
         seen.pop(reader.id, None)
         return list(seen.values())
+
+    def resolve(self, reader: SessionRecord, target: str) -> list[SessionRecord]:
+        """What `target` names among what `reader` sees (`visible`), as
+        `addressing.resolve` tells: an ID, else the Agents of that name, else those
+        whose ID it begins; several in the order `visible` gives. Found through the
+        address indexes: the cost does not grow with the Agents it does not name."""
+        root_id = reader.root_id or reader.id
+        group = self.program_of(reader)
+        owned = self.tree(root_id)
+        roots: dict[str, SessionRecord] = {}
+        root: SessionRecord | None = None
+        if group is None:
+            roots = self.roots()
+            root = roots.get(root_id) or self.store.get_session(root_id)
+        others = roots if reader.is_root else {}
+
+        def seen(session_id: str) -> SessionRecord | None:
+            if session_id == reader.id:
+                return None
+            record = owned.get(session_id)
+            if record is not None:
+                return record if self.program_of(record) == group else None
+            if root is not None and session_id == root.id:
+                return root
+            return others.get(session_id)
+
+        exact = seen(target)
+        if exact is not None:
+            return [exact]
+        indexes = [self._index(root_id)]
+        if others:
+            indexes.append(self._roots_indexed(others))
+        named = root is not None and root.name == target
+        found = self._seen(seen, [i.named(target) for i in indexes], root, named)
+        if not found and target:
+            found = self._seen(
+                seen,
+                [i.prefixed(target) for i in indexes],
+                root,
+                root is not None and root.id.startswith(target),
+            )
+        if len(found) <= 1:
+            return list(found.values())
+        order = {s.id: n for n, s in enumerate(self.visible(reader))}
+        return sorted(found.values(), key=lambda s: order[s.id])
+
+    @staticmethod
+    def _seen(
+        seen: Callable[[str], SessionRecord | None],
+        lists: list[list[str]],
+        root: SessionRecord | None,
+        root_too: bool,
+    ) -> dict[str, SessionRecord]:
+        if root is not None and root_too:
+            lists.append([root.id])
+        found: dict[str, SessionRecord] = {}
+        for ids in lists:
+            for session_id in ids:
+                record = seen(session_id)
+                if record is not None:
+                    found[session_id] = record
+        return found
+
+    def _index(self, root_id: str) -> AddressIndex:
+        index = self._indexes.get(root_id)
+        if index is None:
+            index = self._indexes[root_id] = AddressIndex(self.tree(root_id).values())
+        return index
+
+    def _roots_indexed(self, roots: dict[str, SessionRecord]) -> AddressIndex:
+        """The index of the roots, made again when their list was read again."""
+        if self._roots_index is None or self._roots_index[0] is not roots:
+            self._roots_index = (roots, AddressIndex(roots.values()))
+        return self._roots_index[1]
 
     def short_map(self, reader: SessionRecord) -> ShortIds:
         """Short IDs as the reader sees them. Every owned Agent of a tree outside
