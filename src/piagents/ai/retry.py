@@ -51,6 +51,15 @@ def error_message(request: ModelRequest, text: str, api: str = "") -> AssistantM
     )
 
 
+async def close_stream(events: AsyncIterator[StreamEvent]) -> None:
+    """Close `events` (when it can be: an async generator) once its StreamEnd is read,
+    rather than leave it to the collector: a provider's stream ends its HTTP response
+    at once, and no finalizer is scheduled on the event loop (one a model call)."""
+    close = getattr(events, "aclose", None)
+    if close is not None:
+        await close()
+
+
 async def stream_with_retry(
     provider: Provider,
     request: ModelRequest,
@@ -63,10 +72,13 @@ async def stream_with_retry(
     api = provider.api
     while True:
         try:
-            async for event in provider.stream(request):
-                yield event
+            events = provider.stream(request)
+            async for event in events:
                 if isinstance(event, StreamEnd):
+                    await close_stream(events)
+                    yield event
                     return
+                yield event
             yield StreamEnd(
                 error_message(request, "the provider ended the stream without a response", api)
             )

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from piagents.ai.events import StreamEnd, StreamRetry, TextDelta, ThinkingDelta, ToolCallDelta
 from piagents.ai.messages import AssistantContent, AssistantMessage, TextContent, ThinkingContent
 from piagents.ai.provider import ModelRequest, Provider
-from piagents.ai.retry import RetryPolicy, stream_with_retry
+from piagents.ai.retry import RetryPolicy, close_stream, stream_with_retry
 from piagents.harness.events import AssistantDelta, AssistantRetry, LoopEvent
 
 
@@ -30,7 +30,8 @@ async def stream_response(
     thinking: list[str] = []
     names: dict[int, str] = {}
     try:
-        async for event in stream_with_retry(provider, request, retry):
+        events = stream_with_retry(provider, request, retry)
+        async for event in events:
             if isinstance(event, TextDelta):
                 text.append(event.text)
                 emit(AssistantDelta("text", event.text))
@@ -47,6 +48,7 @@ async def stream_response(
                 names.clear()
                 emit(AssistantRetry(event.attempt, event.delay_s, event.error))
             elif isinstance(event, StreamEnd):
+                await close_stream(events)
                 return event.message
     except asyncio.CancelledError:
         on_cancelled(partial_message(request, provider.api, text, thinking))
