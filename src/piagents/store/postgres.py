@@ -140,6 +140,7 @@ class PostgresStore(TableStore):
                 Connection.close,
                 "piagents-store-writes",
                 threads=WRITE_THREADS,
+                group=Connection.write_group,
             )
         return self._later
 

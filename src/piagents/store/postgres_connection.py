@@ -21,14 +21,16 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, Final, TypeVar
+from dataclasses import dataclass
+from typing import Any, Final, Generic, TypeVar
 
 import psycopg
 
 from piagents.store import postgres_errors as errors
 from piagents.store.base import StoreError
+from piagents.store.write_thread import RERUN
 
 T = TypeVar("T")
 Db = psycopg.Connection[Any]
@@ -45,6 +47,26 @@ NOT_SAVED: Final = _NotSaved()
 """What a write's `verify` returns when the write is not in the store."""
 
 Verify = Callable[[Db], Any]
+V = TypeVar("V")
+
+
+@dataclass(frozen=True, slots=True)
+class Statement(Generic[V]):
+    """A write that is one statement, its own transaction: `read` makes its value of
+    the cursor that ran it; after a lost COMMIT, `verify` reads that value on a new
+    connection, or NOT_SAVED. Statements of several writes can share a transaction
+    and a round trip (`Connection.write_group`)."""
+
+    sql: str
+    args: Sequence[Any] | Mapping[str, Any]
+    read: Callable[[psycopg.Cursor[Any]], V]
+    verify: Verify
+
+    def run(self, conn: Connection) -> V:
+        """This statement alone (`Connection.write`, with its retries)."""
+        return conn.write(
+            lambda db: self.read(db.execute(self.sql, self.args)), verify=self.verify, single=True
+        )
 
 
 class Connection:
@@ -151,6 +173,37 @@ class Connection:
                         self._roll_back()
                     raise
             raise errors.lost(self.location, f"{ATTEMPTS} times; nothing of this change was saved")
+
+    def write_group(self, statements: Sequence[Statement[Any]]) -> list[Any]:
+        """The statements in one transaction, sent together in one round trip
+        (pipeline mode); the value of each (`write_thread.Group`). When the transaction
+        fails, nothing of it was saved: every value is RERUN (each is then written
+        alone). When the connection is lost, whether it committed is read by each one's
+        `verify` on a new connection (RERUN where not saved); that failing too raises
+        StoreUnavailable."""
+        with self._lock:
+            assert not self._depth, "a group is its own transaction"
+            self._ensure()
+            try:
+                with self.db.pipeline():
+                    self.db.execute("BEGIN")
+                    cursors = [self.db.execute(s.sql, s.args) for s in statements]
+                    self.db.execute("COMMIT")
+                return [s.read(c) for s, c in zip(statements, cursors, strict=True)]
+            except psycopg.Error as exc:
+                if not errors.is_lost(self.db, exc):
+                    self._roll_back()
+                    return [RERUN] * len(statements)
+                try:
+                    self._ensure()
+                    found = [self.read(s.verify) for s in statements]
+                    return [RERUN if f is NOT_SAVED else f for f in found]
+                except StoreError as again:
+                    raise errors.lost(
+                        self.location,
+                        "while a group of writes committed: they may or may not have been "
+                        "saved. Check before doing them again",
+                    ) from again
 
     @contextmanager
     def batch(self) -> Iterator[None]:

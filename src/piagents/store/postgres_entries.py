@@ -13,7 +13,7 @@ import msgspec
 from piagents.store import postgres_layout as layout
 from piagents.store.base import SessionNotFound, StoreError
 from piagents.store.collector import collector_paused
-from piagents.store.postgres_connection import NOT_SAVED, Connection, Db
+from piagents.store.postgres_connection import NOT_SAVED, Connection, Db, Statement
 from piagents.store.postgres_leases import LeaseTable
 from piagents.store.postgres_values import text
 from piagents.store.records import (
@@ -28,6 +28,7 @@ from piagents.store.records import (
 )
 from piagents.store.sqlite_entries import search_docs
 from piagents.store.sqlite_layout import BLOCK
+from piagents.store.write_thread import RERUN, Write
 
 D = TypeVar("D")
 
@@ -42,14 +43,14 @@ class EntryLog:
     def append(self, session_id: str, entries: Sequence[Entry]) -> None:
         write = self.append_write(session_id, entries)
         if write is not None:
-            self.settle_append(session_id, write(self.conn))
+            self.settle_append(session_id, write.alone(self.conn))
 
     def append_write(
         self, session_id: str, entries: Sequence[Entry]
-    ) -> Callable[[Connection], int | None] | None:
+    ) -> Write[Connection, int | None] | None:
         """The append as a write to run on a connection (this one, or the store's write
-        thread's), its statement made here; None for no entries. What it returns goes
-        to `settle_append`."""
+        thread's, alone or in a group), its statement made here; None for no entries.
+        What it returns goes to `settle_append`."""
         if not entries:
             return None
         docs = search_docs(entries)
@@ -66,18 +67,24 @@ class EntryLog:
             ).fetchone()
             return (None, None) if row else NOT_SAVED
 
-        def write(conn: Connection) -> int | None:
-            base, packed = conn.write(
-                lambda db: db.execute(sql, args).fetchone() or (-1, -1), verify=saved, single=True
-            )
-            if base is not None and base != -1 and base + count - packed >= BLOCK:
+        statement = Statement(sql, args, lambda cursor: cursor.fetchone() or (-1, -1), saved)
+
+        def finish(conn: Connection, row: tuple[int | None, int | None]) -> object:
+            base, packed = row
+            if base == -1:
+                return RERUN  # it changed nothing: why is read when it runs alone
+            if base is not None and packed is not None and base + count - packed >= BLOCK:
                 # Packing only re-lays out what is committed: left for a later append if
                 # it cannot be done now.
                 with contextlib.suppress(StoreError):
                     conn.write(lambda db: layout.pack_session(db, session_id), idempotent=True)
             return base
 
-        return write
+        def alone(conn: Connection) -> int | None:
+            value = finish(conn, statement.run(conn))
+            return -1 if value is RERUN else value  # type: ignore[return-value]
+
+        return Write(alone, statement, finish)
 
     def settle_append(self, session_id: str, base: int | None) -> None:
         """An append that changed nothing: its lease was taken (LeaseLost), or there is

@@ -4,17 +4,18 @@ once (a compare-and-set on the outstanding status), their results read once."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 from piagents.ai.messages import now_ms
 from piagents.store.base import LeaseLost, StoreError
-from piagents.store.postgres_connection import NOT_SAVED, Connection, Db
+from piagents.store.postgres_connection import NOT_SAVED, Connection, Db, Statement
 from piagents.store.postgres_leases import LeaseTable
 from piagents.store.postgres_values import check, text
 from piagents.store.records import InputRecord, InputStatus
 from piagents.store.sqlite_values import INPUT_DELIVERY, INPUT_KIND, INPUT_STATUS
+from piagents.store.write_thread import RERUN, Write
 
 COLUMNS = (
     "id, root_id, recipient_id, sender_id, kind, delivery, text, has_result, status, "
@@ -128,7 +129,7 @@ class InputTable:
         ended: int | None = None,
     ) -> list[InputRecord]:
         write = self.end_write(ids, status, result, aborted_by_owner=aborted_by_owner, ended=ended)
-        return write(self.conn) if write is not None else []
+        return write.alone(self.conn) if write is not None else []
 
     def end_write(
         self,
@@ -138,9 +139,9 @@ class InputTable:
         *,
         aborted_by_owner: bool = False,
         ended: int | None = None,
-    ) -> Callable[[Connection], list[InputRecord]] | None:
+    ) -> Write[Connection, list[InputRecord]] | None:
         """`end` as a write to run on a connection (this one, or the store's write
-        thread's), its statement made here; None for no inputs."""
+        thread's, alone or in a group), its statement made here; None for no inputs."""
         if not ids:
             return None
         at = ended if ended is not None else now_ms()
@@ -159,18 +160,20 @@ class InputTable:
         }
         fence, fenced = self._leases.input_fence() if self._leases else ("", {})
 
+        sql = (
+            "WITH unreadable AS (SELECT 1 FROM inputs WHERE status = 'outstanding' "
+            "AND id = ANY(%(ids)s) AND NOT (kind = ANY(%(kinds)s) "
+            "AND delivery = ANY(%(deliveries)s))) "
+            "UPDATE inputs SET status = %(status)s, result = %(result)s, "
+            "aborted_by_owner = %(aborted)s, ended = %(at)s "
+            "WHERE status = 'outstanding' AND id = ANY(%(ids)s) "
+            f"AND NOT EXISTS (SELECT 1 FROM unreadable){fence} RETURNING {COLUMNS}"
+        )
+        args |= fenced
+
         def end(db: Db) -> list[InputRecord]:
             for _ in range(2):
-                rows = db.execute(
-                    "WITH unreadable AS (SELECT 1 FROM inputs WHERE status = 'outstanding' "
-                    "AND id = ANY(%(ids)s) AND NOT (kind = ANY(%(kinds)s) "
-                    "AND delivery = ANY(%(deliveries)s))) "
-                    "UPDATE inputs SET status = %(status)s, result = %(result)s, "
-                    "aborted_by_owner = %(aborted)s, ended = %(at)s "
-                    "WHERE status = 'outstanding' AND id = ANY(%(ids)s) "
-                    f"AND NOT EXISTS (SELECT 1 FROM unreadable){fence} RETURNING {COLUMNS}",
-                    {**args, **fenced},
-                ).fetchall()
+                rows = db.execute(sql, args).fetchall()
                 if rows:
                     return sorted((input_record(location, r) for r in rows), key=lambda r: r.seq)
                 # None outstanding, or one unreadable (reading it says so).
@@ -187,15 +190,28 @@ class InputTable:
                 # Readable now: it was repaired meanwhile; end them again.
             raise StoreError(f"{location}: inputs {list(ids)} kept changing while ended")
 
-        def saved(db: Db) -> object:  # ended by this call: the status and time it gave
+        def saved_rows(db: Db) -> object:  # ended by this call: the status and time it gave
             rows = db.execute(
                 f"SELECT {COLUMNS} FROM inputs WHERE id = ANY(%s) AND status = %s AND ended = %s "
                 "ORDER BY seq",
                 (list(ids), status, at),
             ).fetchall()
-            return [input_record(location, r) for r in rows] if rows else NOT_SAVED
+            return rows or NOT_SAVED
 
-        return lambda conn: conn.write(end, verify=saved, single=True)
+        def saved(db: Db) -> object:
+            rows = saved_rows(db)
+            return finish(self.conn, rows) if isinstance(rows, list) else rows
+
+        def finish(_: Connection, rows: list[Any]) -> object:
+            if not rows:
+                return RERUN  # none ended: why (not outstanding, unreadable, fenced) is read alone
+            return sorted((input_record(location, r) for r in rows), key=lambda r: r.seq)
+
+        return Write(
+            lambda conn: conn.write(end, verify=saved, single=True),
+            Statement(sql, args, lambda cursor: cursor.fetchall(), saved_rows),
+            finish,
+        )
 
     def take_undelivered(self, recipient_ids: Sequence[str]) -> list[InputRecord]:
         """Inputs waiting in the store for these recipients, now marked delivered."""

@@ -13,19 +13,57 @@ different sessions may overlap on different threads.
 returned; `result()` (on the caller's thread, once it is done, or waiting for it)
 raises what the write raised, after the store's own reading of its outcome
 (`settle`: the checks that read the store's state through its main connection).
+
+Group commit: a thread takes every write waiting for it when it is free, and the
+ones that can be parts of a group (`Write.part`: one statement each) go to the
+store's `group` together, which commits them in one transaction and one round trip.
+The writes of many Agents that land at once so cost one round trip instead of one
+each; a part whose outcome needs more than its statement (`RERUN`: it changed
+nothing, and why must be read) is then run by itself, as every write of a group
+that failed is.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
+import queue
+import threading
 import zlib
-from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Generic, TypeVar
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, Final, Generic, TypeVar
 
 R = TypeVar("R")  # what each thread writes through: e.g. a connection of its own
 T = TypeVar("T")  # what a write returns to its settle
+
+GROUP_MAX = 64  # parts in one group at most
+
+
+class _Rerun:
+    pass
+
+
+RERUN: Final = _Rerun()
+"""What a group gives a part (or a part's `finish` returns) that must be run alone."""
+
+Group = Callable[[R, Sequence[Any]], Sequence[Any]]
+"""Runs parts in one transaction: a value per part, or RERUN for a part (for all of
+them, when the transaction failed and nothing of it was saved); raises when whether
+they were saved is not known."""
+
+
+@dataclass(frozen=True, slots=True)
+class Write(Generic[R, T]):
+    """A write for the write thread. `alone(resource)` runs it by itself. With a
+    `part`, it may run as one part of a group instead, and `finish(resource, value)`
+    makes its result of the value the group gave the part (or RERUN)."""
+
+    alone: Callable[[R], T]
+    part: Any = None
+    finish: Callable[[R, Any], Any] | None = None
 
 
 class LaterWrite(Generic[T]):
@@ -53,24 +91,43 @@ class LaterWrite(Generic[T]):
         return LaterWrite(self.future, both)
 
 
+_Job = tuple[Write[Any, Any], Future[Any]]
+_DRAIN: Final[Write[Any, None]] = Write(lambda _: None)  # a mark in a thread's queue
+
+
 class WriteThread(Generic[R]):
     """Threads running writes against resources they make on first use (a connection
-    each): the writes of one key (a session) on one thread, in the order given."""
+    each): the writes of one key (a session) on one thread, in the order given; the
+    writes waiting for a thread when it is free, grouped where they can be."""
 
     # On two cores with the server on the same machine, one thread does as well as
     # four; with a database 0.5 ms away, four take the 100 x 10 fan-out from 6.9 s
     # to 5.2 s (bench/RESULTS.md, stop 23).
 
     def __init__(
-        self, make: Callable[[], R], close: Callable[[R], None], name: str, threads: int = 1
+        self,
+        make: Callable[[], R],
+        close: Callable[[R], None],
+        name: str,
+        threads: int = 1,
+        group: Group[R] | None = None,
     ) -> None:
         self._make = make
         self._close = close
+        self._group = group
         self._resources: list[R | None] = [None] * threads
-        self._pools = [
-            ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{name}-{i}")
+        self._queues: list[queue.SimpleQueue[_Job | None]] = [
+            queue.SimpleQueue() for _ in range(threads)
+        ]
+        self._threads = [
+            threading.Thread(target=self._serve, args=(i,), name=f"{name}-{i}", daemon=True)
             for i in range(threads)
         ]
+        self._lock = threading.Lock()
+        self._closed = False
+        for thread in self._threads:
+            thread.start()
+        atexit.register(self.close)  # the writes given are committed before exit
 
     def _resource(self, i: int) -> R:  # on thread i
         resource = self._resources[i]
@@ -79,22 +136,118 @@ class WriteThread(Generic[R]):
         return resource
 
     def submit(
-        self, key: str, write: Callable[[R], T], settle: Callable[[T], object]
+        self,
+        key: str,
+        write: Write[R, T] | Callable[[R], T],
+        settle: Callable[[T], object],
     ) -> LaterWrite[T]:
-        """`write(resource)` on `key`'s thread, after the writes of `key` given before it."""
-        i = zlib.crc32(key.encode()) % len(self._pools)
-        return LaterWrite(self._pools[i].submit(lambda: write(self._resource(i))), settle)
+        """`write` on `key`'s thread, after the writes of `key` given before it."""
+        if not isinstance(write, Write):
+            write = Write(write)
+        future: Future[T] = Future()
+        i = zlib.crc32(key.encode()) % len(self._queues)
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the store's write threads were closed")
+            self._queues[i].put((write, future))
+        return LaterWrite(future, settle)
+
+    # ---- on a write thread -----------------------------------------------------------
+
+    def _serve(self, i: int) -> None:
+        waiting = self._queues[i]
+        while True:
+            job = waiting.get()
+            if job is None:
+                return
+            jobs, stop = [job], False
+            while len(jobs) < GROUP_MAX:
+                try:
+                    more = waiting.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    stop = True
+                    break
+                jobs.append(more)
+            self._run(i, jobs)
+            if stop:
+                return
+
+    def _run(self, i: int, jobs: list[_Job]) -> None:
+        """The jobs in their order; each run of two or more parts as one group."""
+        start = 0
+        while start < len(jobs):
+            end = start
+            while end < len(jobs) and jobs[end][0].part is not None:
+                end += 1
+            if self._group is not None and end - start >= 2:
+                self._run_group(i, jobs[start:end])
+                start = end
+            else:
+                self._run_alone(i, jobs[start])
+                start += 1
+
+    def _run_alone(self, i: int, job: _Job) -> None:
+        write, future = job
+        if not future.set_running_or_notify_cancel():
+            return
+        if write is _DRAIN:  # needs no connection: makes none
+            future.set_result(None)
+            return
+        try:
+            future.set_result(write.alone(self._resource(i)))
+        except BaseException as exc:  # the awaiter's to see
+            future.set_exception(exc)
+
+    def _run_group(self, i: int, jobs: list[_Job]) -> None:
+        assert self._group is not None
+        try:
+            resource = self._resource(i)
+            values = self._group(resource, [write.part for write, _ in jobs])
+        except BaseException as exc:  # not known whether saved: each write says so
+            for _, future in jobs:
+                if future.set_running_or_notify_cancel():
+                    future.set_exception(exc)
+            return
+        for job, value in zip(jobs, values, strict=True):
+            write, future = job
+            if value is not RERUN and write.finish is not None:
+                try:
+                    value = write.finish(resource, value)
+                except BaseException as exc:
+                    if future.set_running_or_notify_cancel():
+                        future.set_exception(exc)
+                    continue
+            if value is RERUN:
+                self._run_alone(i, job)
+            elif future.set_running_or_notify_cancel():
+                future.set_result(value)
+
+    # ---- on the caller's thread ------------------------------------------------------
 
     async def drained(self) -> None:
         """Once every write submitted so far has committed, and the loop has run what
         its awaiters and callbacks do after it (they were scheduled before this wakes)."""
-        for pool in self._pools:
-            await asyncio.wrap_future(pool.submit(lambda: None))
+        for i in range(len(self._queues)):
+            with self._lock:
+                if self._closed:
+                    return
+                future: Future[None] = Future()
+                self._queues[i].put((_DRAIN, future))
+            await asyncio.wrap_future(future)
 
     def close(self) -> None:
         """Let the writes submitted finish, then close the resources."""
-        for pool in self._pools:
-            pool.shutdown(wait=True)
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            for waiting in self._queues:
+                waiting.put(None)
+        atexit.unregister(self.close)
+        for thread in self._threads:
+            thread.join()
         for i, resource in enumerate(self._resources):
             if resource is not None:
                 with contextlib.suppress(Exception):

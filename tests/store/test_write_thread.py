@@ -1,0 +1,149 @@
+"""The write threads' group commit, on a resource that records what it was asked:
+the writes waiting for a thread when it is free go to the group together, in the
+order given; a part the group gives RERUN, and every write of a group that raised,
+are told so or run alone; writes that cannot be parts run alone, in their place."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from piagents.store.write_thread import RERUN, LaterWrite, Write, WriteThread
+
+
+class Log:
+    """The resource: what ran on it, in order."""
+
+    def __init__(self) -> None:
+        self.ran: list[object] = []
+        self.groups: list[list[object]] = []
+
+
+def grouped(log: Log, parts: Sequence[Any]) -> list[Any]:
+    log.groups.append(list(parts))
+    log.ran.extend(parts)
+    return [RERUN if part == "rerun" else f"{part} in a group" for part in parts]
+
+
+def part(name: str) -> Write[Log, str]:
+    def alone(log: Log) -> str:
+        log.ran.append(f"{name} alone")
+        return f"{name} alone"
+
+    return Write(alone, name, lambda _, value: value)
+
+
+def held(gate: threading.Event) -> Write[Log, str]:
+    """A write that keeps its thread busy until `gate` is set: the ones after it wait."""
+
+    def alone(log: Log) -> str:
+        assert gate.wait(10)
+        return "held"
+
+    return Write(alone)
+
+
+def values(writes: list[LaterWrite[str]]) -> list[str]:
+    return [w.result() for w in writes]
+
+
+def test_the_writes_waiting_for_a_thread_are_committed_as_one_group_in_their_order() -> None:
+    log = Log()
+    threads = WriteThread(lambda: log, lambda _: None, "test", group=grouped)
+    try:
+        gate = threading.Event()
+        first = threads.submit("k", held(gate), lambda _: None)
+        later = [threads.submit("k", part(f"w{i}"), lambda _: None) for i in range(5)]
+        gate.set()
+        assert first.result() == "held"
+        assert values(later) == [f"w{i} in a group" for i in range(5)]
+        assert log.groups == [[f"w{i}" for i in range(5)]]
+    finally:
+        threads.close()
+
+
+def test_a_part_the_group_could_not_settle_runs_alone_after_it() -> None:
+    log = Log()
+    threads = WriteThread(lambda: log, lambda _: None, "test", group=grouped)
+    try:
+        gate = threading.Event()
+        threads.submit("k", held(gate), lambda _: None)
+        later = [threads.submit("k", part(name), lambda _: None) for name in ("a", "rerun", "b")]
+        gate.set()
+        assert values(later) == ["a in a group", "rerun alone", "b in a group"]
+        assert log.ran == ["a", "rerun", "b", "rerun alone"]
+    finally:
+        threads.close()
+
+
+def test_writes_that_cannot_be_parts_run_alone_in_their_place() -> None:
+    log = Log()
+    threads = WriteThread(lambda: log, lambda _: None, "test", group=grouped)
+    try:
+        gate = threading.Event()
+        threads.submit("k", held(gate), lambda _: None)
+
+        def plain(log: Log) -> str:
+            log.ran.append("plain")
+            return "plain"
+
+        names = ["a", "b", "plain", "c", "d", "e"]
+        later = [
+            threads.submit("k", plain if n == "plain" else part(n), lambda _: None) for n in names
+        ]
+        gate.set()
+        assert values(later)[2] == "plain"
+        assert log.ran == ["a", "b", "plain", "c", "d", "e"]
+        assert log.groups == [["a", "b"], ["c", "d", "e"]]
+    finally:
+        threads.close()
+
+
+def test_a_group_that_raised_fails_each_of_its_writes_and_the_thread_goes_on() -> None:
+    log = Log()
+
+    def unknown(resource: Log, parts: Sequence[Any]) -> list[Any]:
+        if len(parts) > 1:
+            raise RuntimeError("lost while committing")
+        return grouped(resource, parts)
+
+    threads = WriteThread(lambda: log, lambda _: None, "test", group=unknown)
+    try:
+        gate = threading.Event()
+        threads.submit("k", held(gate), lambda _: None)
+        later = [threads.submit("k", part(n), lambda _: None) for n in ("a", "b")]
+        gate.set()
+        for write in later:
+            with pytest.raises(RuntimeError, match="lost while committing"):
+                write.result()
+        assert threads.submit("k", part("c"), lambda _: None).result() == "c alone"
+    finally:
+        threads.close()
+
+
+def test_a_single_waiting_part_runs_alone_and_settle_runs_on_the_reader() -> None:
+    log = Log()
+    threads = WriteThread(lambda: log, lambda _: None, "test", group=grouped)
+    try:
+        read: list[str] = []
+        write = threads.submit("k", part("a"), read.append)
+        assert write.result() == "a alone" and read == ["a alone"]
+        assert log.groups == []
+    finally:
+        threads.close()
+
+
+def test_closing_lets_the_writes_given_finish_and_refuses_later_ones() -> None:
+    log = Log()
+    threads = WriteThread(lambda: log, lambda _: None, "test", threads=2, group=grouped)
+    writes = [threads.submit(f"k{i}", part(f"w{i}"), lambda _: None) for i in range(20)]
+    threads.close()
+    assert all(w.future.done() for w in writes)
+    for i, value in enumerate(values(writes)):  # grouped or not, as they came; each once
+        assert value in (f"w{i} in a group", f"w{i} alone")
+    assert len(log.ran) == 20
+    with pytest.raises(RuntimeError, match="closed"):
+        threads.submit("k", part("late"), lambda _: None)
