@@ -162,15 +162,11 @@ class Directory:
         indexes = [self._index(root_id)]
         if others:
             indexes.append(self._roots_indexed(others))
-        named = root is not None and root.name == target
-        found = self._seen(seen, [i.named(target) for i in indexes], root, named)
+        named = [root.id] if root is not None and root.name == target else []
+        found = self._seen(seen, [*(i.named(target) for i in indexes), named])
         if not found and target:
-            found = self._seen(
-                seen,
-                [i.prefixed(target) for i in indexes],
-                root,
-                root is not None and root.id.startswith(target),
-            )
+            prefixed = [root.id] if root is not None and root.id.startswith(target) else []
+            found = self._seen(seen, [*(i.prefixed(target) for i in indexes), prefixed])
         if len(found) <= 1:
             return list(found.values())
         order = {s.id: n for n, s in enumerate(self.visible(reader))}
@@ -178,13 +174,9 @@ class Directory:
 
     @staticmethod
     def _seen(
-        seen: Callable[[str], SessionRecord | None],
-        lists: list[list[str]],
-        root: SessionRecord | None,
-        root_too: bool,
+        seen: Callable[[str], SessionRecord | None], lists: list[list[str]]
     ) -> dict[str, SessionRecord]:
-        if root is not None and root_too:
-            lists.append([root.id])
+        """The records of these IDs the reader sees, each once."""
         found: dict[str, SessionRecord] = {}
         for ids in lists:
             for session_id in ids:

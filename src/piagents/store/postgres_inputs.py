@@ -171,11 +171,14 @@ class InputTable:
         )
         args |= fenced
 
+        def records(rows: list[Any]) -> list[InputRecord]:
+            return sorted((input_record(location, r) for r in rows), key=lambda r: r.seq)
+
         def end(db: Db) -> list[InputRecord]:
             for _ in range(2):
                 rows = db.execute(sql, args).fetchall()
                 if rows:
-                    return sorted((input_record(location, r) for r in rows), key=lambda r: r.seq)
+                    return records(rows)
                 # None outstanding, or one unreadable (reading it says so).
                 left = db.execute(
                     f"SELECT {COLUMNS} FROM inputs WHERE status = 'outstanding' AND id = ANY(%s)",
@@ -200,12 +203,11 @@ class InputTable:
 
         def saved(db: Db) -> object:
             rows = saved_rows(db)
-            return finish(self.conn, rows) if isinstance(rows, list) else rows
+            return records(rows) if isinstance(rows, list) else rows
 
         def finish(_: Connection, rows: list[Any]) -> object:
-            if not rows:
-                return RERUN  # none ended: why (not outstanding, unreadable, fenced) is read alone
-            return sorted((input_record(location, r) for r in rows), key=lambda r: r.seq)
+            # None ended: why (not outstanding, unreadable, fenced) is read alone.
+            return records(rows) if rows else RERUN
 
         return Write(
             lambda conn: conn.write(end, verify=saved, single=True),
