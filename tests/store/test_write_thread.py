@@ -6,6 +6,7 @@ are told so or run alone; writes that cannot be parts run alone, in their place.
 from __future__ import annotations
 
 import threading
+import zlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -147,3 +148,35 @@ def test_closing_lets_the_writes_given_finish_and_refuses_later_ones() -> None:
     assert len(log.ran) == 20
     with pytest.raises(RuntimeError, match="closed"):
         threads.submit("k", part("late"), lambda _: None)
+
+
+def test_a_spare_made_ahead_is_the_first_threads_resource_and_closed_if_never_used() -> None:
+    made: list[tuple[int, str]] = []  # (number, the thread that made it)
+    closed: list[int] = []
+
+    def make() -> int:
+        made.append((len(made), threading.current_thread().name))
+        return len(made) - 1
+
+    def used(key: str) -> int:
+        return threads.submit(key, lambda resource: resource, lambda _: None).result()
+
+    threads: WriteThread[int] = WriteThread(make, closed.append, "spare", threads=2)
+    threads.make_spare()
+    threads.make_spare()  # one is there: no second one
+    assert made == [(0, threading.current_thread().name)]
+    keys = ["a", "b", "c", "d", "e", "f"]  # keys on both threads (crc32 % 2)
+    first = used(keys[0])
+    assert first == 0  # the spare: nothing was made on the write thread
+    other = next(k for k in keys if zlib.crc32(k.encode()) % 2 != zlib.crc32(b"a") % 2)
+    assert used(other) == 1 and made[1][1].startswith("spare-")
+    assert used(keys[0]) == 0  # a thread keeps its resource
+    threads.close()
+    assert sorted(closed) == [0, 1]
+
+    unused: WriteThread[int] = WriteThread(make, closed.append, "unused")
+    unused.make_spare()
+    unused.close()
+    assert closed[-1] == 2  # the spare nobody took
+    unused.make_spare()  # closed: makes nothing
+    assert len(made) == 3

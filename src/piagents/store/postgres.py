@@ -132,11 +132,26 @@ class PostgresStore(TableStore):
         if self._later is not None:
             await self._later.drained()
 
+    def prepare_writes(self) -> None:
+        """Start the write threads and make one connection for them now, not at the
+        first write (what a standby process does before it has work)."""
+        if not self.read_only:
+            self._writes().make_spare()
+
+    def _write_connection(self) -> Connection:
+        """A write thread's connection: to the database this store's own connection
+        checked and laid out when it opened, so it only connects (as a reconnection
+        does)."""
+        return Connection(
+            self.location,
+            lambda: postgres_open.connect(self.url, self.location, read_only=False),
+        )
+
     def _writes(self) -> WriteThread[Connection]:
-        """The write thread, over a connection of its own made by its first write."""
+        """The write threads, each over a connection of its own made by its first write."""
         if self._later is None:
             self._later = WriteThread(
-                lambda: self._open(read_only=False),
+                self._write_connection,
                 Connection.close,
                 "piagents-store-writes",
                 threads=WRITE_THREADS,

@@ -92,6 +92,8 @@ class _InputTable(Protocol):
 
 
 class _LeaseTable(Protocol):
+    lapse: float
+
     def register(self, registration: Registration) -> None: ...
     def renew(self, registration: Registration) -> frozenset[str]: ...
     def unregister(self, token: str) -> None: ...
@@ -176,6 +178,16 @@ class TableStore:
     _leases: _LeaseTable
     _generations: _GenerationTable
     _programs: _ProgramTable
+
+    @property
+    def lease_lapse(self) -> float:
+        """How old (seconds) a heartbeat may be before its holder's leases count as
+        gone (the store was opened with it; a standby sets it once it knows better)."""
+        return self._leases.lapse
+
+    @lease_lapse.setter
+    def lease_lapse(self, seconds: float) -> None:
+        self._leases.lapse = seconds
 
     # ---- sessions ----------------------------------------------------------
 

@@ -125,6 +125,7 @@ class WriteThread(Generic[R]):
         ]
         self._lock = threading.Lock()
         self._closed = False
+        self._spare: R | None = None  # made ahead: the first thread to need one takes it
         for thread in self._threads:
             thread.start()
         atexit.register(self.close)  # the writes given are committed before exit
@@ -132,8 +133,28 @@ class WriteThread(Generic[R]):
     def _resource(self, i: int) -> R:  # on thread i
         resource = self._resources[i]
         if resource is None:
-            resource = self._resources[i] = self._make()
+            with self._lock:
+                resource, self._spare = self._spare, None
+            if resource is None:
+                resource = self._make()
+            self._resources[i] = resource
         return resource
+
+    def make_spare(self) -> None:
+        """Make a resource now, on the caller's thread, for the first thread that needs
+        one: its first write does not wait for a connection to be made (a process
+        kept ready for work makes it before there is any)."""
+        with self._lock:
+            if self._closed or self._spare is not None:
+                return
+        spare = self._make()
+        with self._lock:
+            if self._closed or self._spare is not None:
+                keep = False
+            else:
+                self._spare, keep = spare, True
+        if not keep:
+            self._close(spare)
 
     def submit(
         self,
@@ -253,3 +274,7 @@ class WriteThread(Generic[R]):
                 with contextlib.suppress(Exception):
                     self._close(resource)
                 self._resources[i] = None
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            with contextlib.suppress(Exception):
+                self._close(spare)
