@@ -95,7 +95,7 @@ async def test_on_postgresql_a_holder_whose_listener_connection_was_ended_still_
 ):
     import psycopg
 
-    from piagents.store.postgres_notify import listener_name
+    from piagents.store.postgres_notify import NotifyMailbox, listener_name
 
     answered = []
     script.on("held", lambda call: answered.append(user_texts(call)[-1]) or "ok")
@@ -106,6 +106,9 @@ async def test_on_postgresql_a_holder_whose_listener_connection_was_ended_still_
     ):
         held = await holder.open_root(cwd=work, name="held")
         name = listener_name(holder.holder.token)
+        mailbox = holder.presence.mailbox
+        assert isinstance(mailbox, NotifyMailbox)
+        await mailbox.listening.wait()  # its connection is made in the background
         with psycopg.connect(url, autocommit=True) as db:
             ended = db.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "

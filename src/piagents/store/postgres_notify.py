@@ -3,8 +3,11 @@
 A runtime LISTENs on the channel of its holder token, on a connection of its own;
 whoever leaves inputs for it in the store sends NOTIFY on that channel through the
 store's connection, so the nudge goes out only once the inputs are committed. A
-NOTIFY sent while the listener was disconnected is lost: after every reconnection
-the listener calls `on_poke` once, and the runtime takes whatever waits.
+NOTIFY sent while the listener was not connected is lost: after every connection it
+makes (the first included) the listener calls `on_poke` once, and the runtime takes
+whatever waits. So `start` does not wait for the connection (10-15 ms of a runtime's
+opening on a database on the same machine): what is sent to the runtime before its
+LISTEN is found by that first look.
 
 The listener is psycopg's AsyncConnection, read by a task on the runtime's own
 event loop: no thread to hand notifications across, and closing it is cancelling
@@ -51,6 +54,7 @@ class NotifyMailbox:
         self.token = token
         self.on_poke = on_poke
         self.reconnections = 0  # how often the connection was made again
+        self.listening = asyncio.Event()  # set while a connection LISTENs
         self._conn: psycopg.AsyncConnection[Any] | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -61,37 +65,44 @@ class NotifyMailbox:
             connect_timeout=CONNECT_TIMEOUT_S,
             application_name=listener_name(self.token),
         )
-        await conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel(self.token))))
+        try:
+            await conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel(self.token))))
+        except BaseException:  # closed (cancelled) while it was being made, say
+            with contextlib.suppress(psycopg.Error):
+                await conn.close()
+            raise
         return conn
 
     async def start(self) -> None:
-        """LISTEN from now on (a failure to connect is retried in the background)."""
-        try:
-            self._conn = await self._connect()
-        except psycopg.Error as exc:
-            log.warning("%s: cannot listen for wake-ups yet: %s", self.location, exc)
+        """LISTEN from now on: connecting (and retrying) in the background."""
         self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
+        first = True
         while True:
-            if self._conn is None:
-                self._conn = await self._reconnect()
+            self._conn = await self._reconnect(first)
+            if not first:
                 self.reconnections += 1
-                loop.call_soon(self.on_poke)  # what was sent meanwhile is lost: look once
+            first = False
+            self.listening.set()
+            loop.call_soon(self.on_poke)  # what was sent before is lost: look once
             try:
                 async for _ in self._conn.notifies():
                     loop.call_soon(self.on_poke)  # its failure is its own, not the listener's
             except psycopg.Error as exc:
                 log.warning("%s: the wake-up listener lost its connection: %s", self.location, exc)
+            self.listening.clear()
             with contextlib.suppress(psycopg.Error):
                 await self._conn.close()
             self._conn = None
 
-    async def _reconnect(self) -> psycopg.AsyncConnection[Any]:
+    async def _reconnect(self, first: bool) -> psycopg.AsyncConnection[Any]:
+        """A listening connection; the first one tried at once, the others after a wait."""
         attempt = 0
         while True:
-            await asyncio.sleep(RECONNECT_WAITS[min(attempt, len(RECONNECT_WAITS) - 1)])
+            if attempt or not first:
+                await asyncio.sleep(RECONNECT_WAITS[min(attempt, len(RECONNECT_WAITS) - 1)])
             attempt += 1
             try:
                 return await self._connect()
