@@ -12,34 +12,50 @@ import re
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from piagents.config import SettingsError, default_home
 from piagents.runtime import Runtime
 from piagents.store.base import StoreError
 from piagents.supervision import placement, worker
+from piagents.supervision import standby as standby_stages
 from piagents.supervision.worker import WorkerLink
+
+if TYPE_CHECKING:
+    from piagents.store.postgres import PostgresStore
 
 log = logging.getLogger("piagents.worker")
 
 
-def _offered_options(store_url: str, generation_id: str) -> dict[str, Any]:
-    """What the lead left in the store for this generation, its store given by us."""
-    from piagents.store.postgres import PostgresStore
-
-    store = PostgresStore(store_url)
-    try:
+def _offered_options(
+    store_url: str, generation_id: str, store: PostgresStore | None
+) -> dict[str, Any]:
+    """What the lead left in the store for this generation, its store given by us
+    (read through `store` when a standby opened it, else through one opened here)."""
+    if store is not None:
         options = placement.read_offered_options(store, generation_id)
-    finally:
-        store.close()
+    else:
+        from piagents.store.postgres import PostgresStore
+
+        own = PostgresStore(store_url)
+        try:
+            options = placement.read_offered_options(own, generation_id)
+        finally:
+            own.close()
     settings = dict(options.get("settings") or {})
     settings["store"] = store_url  # the worker's store is the lead's, wherever that is
     return {**options, "settings": settings}
 
 
-async def run_worker(home: Path, generation_id: str, store_url: str | None = None) -> int:
+async def run_worker(
+    home: Path,
+    generation_id: str,
+    store_url: str | None = None,
+    store: PostgresStore | None = None,
+) -> int:
     """`store_url`: a `pi-agents worker` of that store started us (placement
-    `workers`); the lead's options are in the store. Otherwise they are in the home."""
+    `workers`); the lead's options are in the store. Otherwise they are in the home.
+    `store`: that store, opened ahead by a standby (the runtime's from now on)."""
     folder = placement.run_dir(home, generation_id)
     folder.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(folder / placement.LOG_FILE)
@@ -47,7 +63,7 @@ async def run_worker(home: Path, generation_id: str, store_url: str | None = Non
     logging.getLogger("piagents").addHandler(handler)
     try:
         if store_url is not None:
-            options = _offered_options(store_url, generation_id)
+            options = _offered_options(store_url, generation_id, store)
         else:
             options = placement.read_options(home, generation_id)
         runtime = Runtime(
@@ -57,10 +73,15 @@ async def run_worker(home: Path, generation_id: str, store_url: str | None = Non
             tools=options.get("tools"),
             system_prompt=options.get("systemPrompt"),
             append_system_prompt=options.get("appendSystemPrompt"),
+            store=store,
         )
     except (placement.OptionsError, SettingsError, StoreError, ValueError) as exc:
         log.error("worker for generation %s cannot start: %s", generation_id, exc)
+        if store is not None:
+            store.close()
         return 1
+    if store is not None:  # opened before the lead's settings were known
+        store.lease_lapse = runtime.settings.agents.lease_lapse_ms / 1000
     # Never load the lead here: its results wait in the store.
     runtime.wake_policy.in_process = False
     async with runtime:
@@ -88,13 +109,26 @@ GENERATION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
 
 def standby(home: Path, store_url: str | None) -> int:
-    """A pool worker's process kept ready (`--standby`): everything a generation needs
-    is imported before there is one; then it reads the generation's id on stdin and
-    runs it, its output going to that generation's log as a process started for it
-    has. Its stdin ended without an id: its worker let it go."""
-    import piagents.store.postgres  # noqa: F401  (the pool's store: imported ahead too)
-
+    """A pool worker's process kept ready (`--standby`): what a generation needs is
+    prepared before there is one (imported, its store opened: see `standby`); then it
+    reads the generation's id on stdin and runs it, its output going to that
+    generation's log as a process started for it has. Its stdin ended without an id:
+    its worker let it go."""
+    prepared = standby_stages.prepare(
+        home, store_url, lambda: standby_stages.work_arrived(sys.stdin)
+    )
     generation_id = sys.stdin.readline().strip()
+    prepared.work_came()
+    try:
+        return _run_handed_over(home, store_url, prepared, generation_id)
+    finally:
+        prepared.close()
+        prepared.finish()
+
+
+def _run_handed_over(
+    home: Path, store_url: str | None, prepared: standby_stages.Prepared, generation_id: str
+) -> int:
     if not generation_id:
         return 0
     if not GENERATION_ID.fullmatch(generation_id):
@@ -108,7 +142,7 @@ def standby(home: Path, store_url: str | None) -> int:
         os.dup2(source, target)
     os.close(out)
     os.close(nothing)
-    return asyncio.run(run_worker(home, generation_id, store_url))
+    return asyncio.run(run_worker(home, generation_id, store_url, prepared.take_store()))
 
 
 def main(argv: list[str]) -> int:
