@@ -10,6 +10,7 @@ and what recovery uses to prove a worker alive or gone.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from typing import Any, Final
 
@@ -158,16 +159,29 @@ def _reason(exc: BaseException) -> str:
 async def _wait_started(
     sup: HasPorts, recorded: GenerationRecord, spawned: placement.Spawned | None, timeout: float
 ) -> GenerationRecord:
-    async with asyncio.timeout(timeout):
-        while True:
-            g = sup.ports.store().get_generation(recorded.id)
-            if g is not None and g.token and g.token != recorded.token:
-                return g  # the worker's own record of itself
-            if g is not None and g.outcome is not None:
-                raise _WorkerExited(error_texts.worker_could_not_run(g.error or g.outcome))
-            if spawned is not None and spawned.exited():
-                raise _WorkerExited(error_texts.WORKER_EXITED_EARLY)
-            await asyncio.sleep(_POLL_S)
+    # The worker pokes this runtime once it has recorded itself (a drain here, which
+    # tells the coordinator's listeners); the poll is for a poke lost, or a worker that
+    # exits without one.
+    poked = asyncio.Event()
+    listeners = sup.ports.coordinator.listeners
+    listeners.append(poked.set)
+    try:
+        async with asyncio.timeout(timeout):
+            while True:
+                poked.clear()
+                g = sup.ports.store().get_generation(recorded.id)
+                if g is not None and g.token and g.token != recorded.token:
+                    return g  # the worker's own record of itself
+                if g is not None and g.outcome is not None:
+                    raise _WorkerExited(error_texts.worker_could_not_run(g.error or g.outcome))
+                if spawned is not None and spawned.exited():
+                    raise _WorkerExited(error_texts.WORKER_EXITED_EARLY)
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(_POLL_S):
+                        await poked.wait()
+    finally:
+        with contextlib.suppress(ValueError):
+            listeners.remove(poked.set)
 
 
 def _roll_back(sup: HasPorts, g: GenerationRecord, spawned: placement.Spawned | None) -> bool:

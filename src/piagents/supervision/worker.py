@@ -122,6 +122,8 @@ class WorkerLink:
             log.error("generation %s was ended or taken before the worker started", g.id)
             await ports.unload(agent, None)
             return 1
+        # The lead's `delegate` (or `continue`) waits for this record: tell it now.
+        ports.background(ports.delivery.poke_holder(me.owner_id), "telling the lead")
         sup.generations.adopt(me, agent, definition)
         agent.loop.listeners.append(self._echo)
         self._say(texts.worker_banner(me.label, me.definition, me.session_id))
