@@ -9,6 +9,8 @@ import os
 import sys
 from pathlib import Path
 
+import psycopg
+
 from piagents.store.postgres import PostgresStore
 from piagents.supervision import standby
 
@@ -90,6 +92,13 @@ async def test_a_store_opened_ahead_takes_the_lease_lapse_of_the_leads_settings(
         lead.close()
     ahead = PostgresStore(postgres_url)
     assert ahead.lease_lapse == 15.0  # opened before the lead's settings were read
+    # A standby waits long: its connection may be gone by the handover (a server
+    # restarted, an idle timeout). The options are read on a new one.
+    with psycopg.connect(postgres_url, autocommit=True) as db:
+        db.execute("SELECT pg_terminate_backend(%s)", (ahead.backend_pid,))
     # No generation g1 waits (only its options are there): the run ends at once.
     assert await worker_main.run_worker(home, "g1", postgres_url, ahead) == 1
     assert ahead.lease_lapse == 2.0
+    log = (placement.run_dir(home, "g1") / placement.LOG_FILE).read_text()
+    assert "cannot start" not in log  # it started; only its generation was not there
+    assert "generation g1 is not waiting for a worker" in log
