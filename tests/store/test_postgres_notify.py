@@ -5,6 +5,9 @@ store), so starting it does not wait for its connection."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
+
 import psycopg
 
 from piagents.store.postgres import PostgresStore
@@ -23,6 +26,23 @@ def _backends(url: str, token: str) -> list[object]:
         url, "SELECT pid FROM pg_stat_activity WHERE application_name = %s", listener_name(token)
     )
     return [r[0] for r in rows]
+
+
+@contextlib.asynccontextmanager
+async def _listening(
+    url: str, token: str
+) -> AsyncIterator[tuple[PostgresStore, NotifyMailbox, list[int]]]:
+    """A store, the listener of `token` started on it, and its pokes; both closed after."""
+    store = PostgresStore(url)
+    pokes: list[int] = []
+    mailbox = store.mailbox(token, lambda: pokes.append(1))
+    assert isinstance(mailbox, NotifyMailbox)
+    await mailbox.start()
+    try:
+        yield store, mailbox, pokes
+    finally:
+        await mailbox.close()
+        store.close()
 
 
 async def test_a_notify_reaches_the_listener_of_its_token_only(postgres_url) -> None:
@@ -59,13 +79,8 @@ async def test_a_notify_reaches_the_listener_of_its_token_only(postgres_url) -> 
 async def test_a_listener_whose_connection_was_ended_reconnects_and_looks_once(
     postgres_url,
 ) -> None:
-    store = PostgresStore(postgres_url)
     token = "c" * 32
-    pokes = []
-    mailbox = store.mailbox(token, lambda: pokes.append(1))
-    assert isinstance(mailbox, NotifyMailbox)
-    await mailbox.start()
-    try:
+    async with _listening(postgres_url, token) as (store, mailbox, pokes):
         await until(lambda: len(pokes) == 1, "the first look")
         [first] = await until(lambda: _backends(postgres_url, token), "its connection")
         _sql(postgres_url, "SELECT pg_terminate_backend(%s)", first)
@@ -75,22 +90,14 @@ async def test_a_listener_whose_connection_was_ended_reconnects_and_looks_once(
         assert second != first
         store.notify(token)
         await until(lambda: len(pokes) == 3, "the NOTIFY after the reconnection")
-    finally:
-        await mailbox.close()
-        store.close()
     await until(lambda: _backends(postgres_url, token) == [], "the listener's connection closed")
 
 
 async def test_start_does_not_wait_for_the_connection_and_the_first_look_covers_what_came_before(
     postgres_url,
 ) -> None:
-    store = PostgresStore(postgres_url)
     token = "d" * 32
-    pokes = []
-    mailbox = store.mailbox(token, lambda: pokes.append(1))
-    assert isinstance(mailbox, NotifyMailbox)
-    await mailbox.start()
-    try:
+    async with _listening(postgres_url, token) as (store, mailbox, pokes):
         # Nothing ran between `start` and here: nobody listens yet, the NOTIFY is lost.
         assert not mailbox.listening.is_set()
         assert _backends(postgres_url, token) == []
@@ -100,6 +107,3 @@ async def test_start_does_not_wait_for_the_connection_and_the_first_look_covers_
         await until(lambda: len(pokes) == 1, "the first look")
         assert mailbox.reconnections == 0
         assert len(_backends(postgres_url, token)) == 1
-    finally:
-        await mailbox.close()
-        store.close()
