@@ -5,14 +5,15 @@ are told so or run alone; writes that cannot be parts run alone, in their place.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
 
-from piagents.store.write_thread import RERUN, LaterWrite, Write, WriteThread
+from piagents.store.write_thread import RERUN, Group, LaterWrite, Write, WriteThread
 
 
 class Log:
@@ -51,41 +52,41 @@ def values(writes: list[LaterWrite[str]]) -> list[str]:
     return [w.result() for w in writes]
 
 
-def test_the_writes_waiting_for_a_thread_are_committed_as_one_group_in_their_order() -> None:
+@contextlib.contextmanager
+def busy(
+    group: Group[Log] = grouped,
+) -> Iterator[tuple[Log, WriteThread[Log], threading.Event, LaterWrite[str]]]:
+    """One write thread on a `Log`, grouping with `group`, kept busy by a held write
+    until the gate is set: the writes given meanwhile wait for it together."""
     log = Log()
-    threads = WriteThread(lambda: log, lambda _: None, "test", group=grouped)
+    threads = WriteThread(lambda: log, lambda _: None, "test", group=group)
+    gate = threading.Event()
     try:
-        gate = threading.Event()
-        first = threads.submit("k", held(gate), lambda _: None)
+        yield log, threads, gate, threads.submit("k", held(gate), lambda _: None)
+    finally:
+        gate.set()
+        threads.close()
+
+
+def test_the_writes_waiting_for_a_thread_are_committed_as_one_group_in_their_order() -> None:
+    with busy() as (log, threads, gate, first):
         later = [threads.submit("k", part(f"w{i}"), lambda _: None) for i in range(5)]
         gate.set()
         assert first.result() == "held"
         assert values(later) == [f"w{i} in a group" for i in range(5)]
         assert log.groups == [[f"w{i}" for i in range(5)]]
-    finally:
-        threads.close()
 
 
 def test_a_part_the_group_could_not_settle_runs_alone_after_it() -> None:
-    log = Log()
-    threads = WriteThread(lambda: log, lambda _: None, "test", group=grouped)
-    try:
-        gate = threading.Event()
-        threads.submit("k", held(gate), lambda _: None)
+    with busy() as (log, threads, gate, _):
         later = [threads.submit("k", part(name), lambda _: None) for name in ("a", "rerun", "b")]
         gate.set()
         assert values(later) == ["a in a group", "rerun alone", "b in a group"]
         assert log.ran == ["a", "rerun", "b", "rerun alone"]
-    finally:
-        threads.close()
 
 
 def test_writes_that_cannot_be_parts_run_alone_in_their_place() -> None:
-    log = Log()
-    threads = WriteThread(lambda: log, lambda _: None, "test", group=grouped)
-    try:
-        gate = threading.Event()
-        threads.submit("k", held(gate), lambda _: None)
+    with busy() as (log, threads, gate, _):
 
         def plain(log: Log) -> str:
             log.ran.append("plain")
@@ -99,30 +100,21 @@ def test_writes_that_cannot_be_parts_run_alone_in_their_place() -> None:
         assert values(later)[2] == "plain"
         assert log.ran == ["a", "b", "plain", "c", "d", "e"]
         assert log.groups == [["a", "b"], ["c", "d", "e"]]
-    finally:
-        threads.close()
 
 
 def test_a_group_that_raised_fails_each_of_its_writes_and_the_thread_goes_on() -> None:
-    log = Log()
-
     def unknown(resource: Log, parts: Sequence[Any]) -> list[Any]:
         if len(parts) > 1:
             raise RuntimeError("lost while committing")
         return grouped(resource, parts)
 
-    threads = WriteThread(lambda: log, lambda _: None, "test", group=unknown)
-    try:
-        gate = threading.Event()
-        threads.submit("k", held(gate), lambda _: None)
+    with busy(unknown) as (_, threads, gate, _):
         later = [threads.submit("k", part(n), lambda _: None) for n in ("a", "b")]
         gate.set()
         for write in later:
             with pytest.raises(RuntimeError, match="lost while committing"):
                 write.result()
         assert threads.submit("k", part("c"), lambda _: None).result() == "c alone"
-    finally:
-        threads.close()
 
 
 def test_a_single_waiting_part_runs_alone_and_settle_runs_on_the_reader() -> None:
