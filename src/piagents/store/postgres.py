@@ -73,11 +73,17 @@ class PostgresStore(TableStore):
         self._programs = ProgramTable(self._conn)
         self._later: WriteThread[Connection] | None = None  # made by the first later write
 
-    def _open(self, *, read_only: bool) -> Connection:
-        conn = Connection(
+    def _connection(self, *, read_only: bool) -> Connection:
+        """A connection to the store's database (made again when the server drops it:
+        only connecting, as the layout was checked when the store opened)."""
+        return Connection(
             self.location,
             lambda: postgres_open.connect(self.url, self.location, read_only=read_only),
         )
+
+    def _open(self, *, read_only: bool) -> Connection:
+        """The store's own connection, the database's layout checked (or made) first."""
+        conn = self._connection(read_only=read_only)
         try:
             postgres_open.prepare(conn.db, self.location, read_only=read_only)
         except BaseException:
@@ -138,20 +144,11 @@ class PostgresStore(TableStore):
         if not self.read_only:
             self._writes().make_spare()
 
-    def _write_connection(self) -> Connection:
-        """A write thread's connection: to the database this store's own connection
-        checked and laid out when it opened, so it only connects (as a reconnection
-        does)."""
-        return Connection(
-            self.location,
-            lambda: postgres_open.connect(self.url, self.location, read_only=False),
-        )
-
     def _writes(self) -> WriteThread[Connection]:
         """The write threads, each over a connection of its own made by its first write."""
         if self._later is None:
             self._later = WriteThread(
-                self._write_connection,
+                lambda: self._connection(read_only=False),  # the layout checked at opening
                 Connection.close,
                 "piagents-store-writes",
                 threads=WRITE_THREADS,

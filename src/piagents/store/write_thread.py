@@ -269,12 +269,9 @@ class WriteThread(Generic[R]):
         atexit.unregister(self.close)
         for thread in self._threads:
             thread.join()
-        for i, resource in enumerate(self._resources):
+        made = [*self._resources, self._spare]  # the spare, if no thread took it
+        self._resources, self._spare = [None] * len(self._resources), None
+        for resource in made:
             if resource is not None:
                 with contextlib.suppress(Exception):
                     self._close(resource)
-                self._resources[i] = None
-        spare, self._spare = self._spare, None
-        if spare is not None:
-            with contextlib.suppress(Exception):
-                self._close(spare)

@@ -117,7 +117,7 @@ def _first_turn(home: Path) -> bool:
     """What a generation's runtime and first turn import on first use, and the agent
     definitions of the home and the bundled ones, parsed (`discovery` keeps what it
     parsed, by the text's digest: a definition edited meanwhile is parsed again)."""
-    import concurrent.futures.thread  # noqa: F401  (the store's write threads)
+    import concurrent.futures.thread  # noqa: F401  (asyncio's executor: `to_thread`)
 
     import piagents.ai.local  # noqa: F401  (the model registry asks whether it is installed)
     from piagents.harness.tools import shared_builtin_tools

@@ -32,15 +32,15 @@ def _offered_options(
 ) -> dict[str, Any]:
     """What the lead left in the store for this generation, its store given by us
     (read through `store` when a standby opened it, else through one opened here)."""
-    if store is not None:
-        options = placement.read_offered_options(store, generation_id)
-    else:
+    own = None
+    if store is None:
         from piagents.store.postgres import PostgresStore
 
-        own = PostgresStore(store_url)
-        try:
-            options = placement.read_offered_options(own, generation_id)
-        finally:
+        store = own = PostgresStore(store_url)
+    try:
+        options = placement.read_offered_options(store, generation_id)
+    finally:
+        if own is not None:
             own.close()
     settings = dict(options.get("settings") or {})
     settings["store"] = store_url  # the worker's store is the lead's, wherever that is
