@@ -185,3 +185,51 @@ def test_a_target_resolves_through_the_indexes_as_a_scan_of_what_the_reader_sees
                 by_index = directory.resolve(reader, target)
                 assert [s.id for s in by_index] == [c.id for c in by_scan], (reader.id, target)
         store.close()
+
+
+def test_the_directory_lists_an_owners_agents_oldest_first_as_they_are_made(tmp_path):
+    store = SQLiteStore(tmp_path / "s.db")
+    root = SessionRecord(id="root0000-0", cwd="/")
+    store.create_session(root)
+
+    def owned(id, created, owner=root.id):
+        r = SessionRecord(id=id, cwd="/", owner_id=owner, root_id=root.id, created=created)
+        store.create_session(r)
+        return r
+
+    older, newer = owned("b-older", 1), owned("a-newer", 2)
+    directory = Directory(store)  # these two read from the store
+    assert [s.id for s in directory.owned(root.id, root.id)] == ["b-older", "a-newer"]
+    late = owned("c-late", 3)
+    grandchild = owned("d-grand", 4, owner=older.id)
+    for r in (late, grandchild):
+        directory.add(r)
+    assert [s.id for s in directory.owned(root.id, root.id)] == ["b-older", "a-newer", "c-late"]
+    assert [s.id for s in directory.owned(older.id, root.id)] == ["d-grand"]
+    renamed = replace(newer, name="n")
+    directory.add(renamed)  # changed in place: it keeps its place
+    assert directory.owned(root.id, root.id)[1] == renamed
+    assert directory.owned("nobody", root.id) == []
+    store.close()
+
+
+def test_a_session_taken_back_leaves_the_directory_and_its_maps(tmp_path):
+    store = SQLiteStore(tmp_path / "s.db")
+    root = SessionRecord(id="root0000-0", cwd="/")
+    store.create_session(root)
+    kept = SessionRecord(id="abcdefgh-1", cwd="/", owner_id=root.id, root_id=root.id)
+    gone = SessionRecord(id="abcdefgh-2", cwd="/", name="g", owner_id=root.id, root_id=root.id)
+    directory = Directory(store)
+    for r in (kept, gone):
+        store.create_session(r)
+        directory.add(r)
+    assert directory.short_map(root)[kept.id] == "abcdefgh-1"
+    assert [s.id for s in directory.resolve(root, "g")] == [gone.id]
+    directory.owned(root.id, root.id)
+    directory.remove(gone)
+    assert gone.id not in directory.tree(root.id)
+    assert [s.id for s in directory.owned(root.id, root.id)] == [kept.id]
+    assert directory.resolve(root, "g") == []
+    assert dict(directory.short_map(root)) == {root.id: "root0000", kept.id: "abcdefgh"}
+    directory.remove(gone)  # taken back once only
+    store.close()

@@ -198,6 +198,10 @@ async def test_a_spawn_whose_commit_fails_announces_nothing_and_leaves_nothing(
         monkeypatch.undo()
         again = await root.call_tool("agent", {"action": "spawn", "name": "w", "message": "hi"})
         assert not again.is_error, again.text  # the name is free again
+        listed = await root.call_tool("agent", {"action": "list"})
+        assert [r["id"] for r in listed.details["agents"]] == [again.details["id"]]
+        waited = await root.call_tool("agent", {"action": "wait", "history": 1})
+        assert [r["id"] for r in waited.details["results"]] == [again.details["id"]]
 
 
 async def test_a_listener_of_some_kinds_hears_only_those_and_no_streamed_delta_is_built(

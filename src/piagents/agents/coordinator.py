@@ -150,6 +150,11 @@ class Coordinator:
         """A session was created or renamed here."""
         self.directory.add(record)
 
+    def session_discarded(self, record: SessionRecord) -> None:
+        """An owned session made here was taken back: its spawn failed."""
+        self.directory.remove(record)
+        self.changed(record.id)
+
     # ---- attaching loaded Agents ------------------------------------------------
 
     def attach(self, agent: Agent) -> None:

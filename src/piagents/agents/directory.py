@@ -37,6 +37,8 @@ class Directory:
         self._shorts: dict[tuple[str, str], tuple[int, ShortIds]] = {}
         self._programs: dict[str, str | None] = {}  # the Program of each owned record seen
         self._indexes: dict[str, AddressIndex] = {}  # of a tree's owned records, once asked
+        # A tree's owned records by owner, oldest first, once asked.
+        self._owners: dict[str, dict[str, dict[str, SessionRecord]]] = {}
         self._roots_index: tuple[dict[str, SessionRecord], AddressIndex] | None = None
 
     def tree(self, root_id: str) -> dict[str, SessionRecord]:
@@ -47,8 +49,21 @@ class Directory:
             self._trees[root_id] = tree
         return tree
 
+    def owned(self, owner_id: str, root_id: str) -> list[SessionRecord]:
+        """The records `owner_id` owns in the tree of `root_id`, oldest first: read from
+        memory, so a `wait` in a tree of thousands does not read them all again."""
+        owners = self._owners.get(root_id)
+        if owners is None:
+            owners = {}
+            for s in sorted(self.tree(root_id).values(), key=lambda s: s.created):
+                if s.owner_id is not None:
+                    owners.setdefault(s.owner_id, {})[s.id] = s
+            self._owners[root_id] = owners
+        return list(owners.get(owner_id, {}).values())
+
     def forget(self, root_id: str) -> None:
         self._indexes.pop(root_id, None)
+        self._owners.pop(root_id, None)
         for session_id in self._trees.pop(root_id, {}):
             self._programs.pop(session_id, None)
 
@@ -92,6 +107,9 @@ class Directory:
             index = self._indexes.get(record.root_id)
             if index is not None:
                 index.add(record)
+            owners = self._owners.get(record.root_id)
+            if owners is not None and record.owner_id is not None:
+                owners.setdefault(record.owner_id, {})[record.id] = record
         self.version += 1
         # The short-ID maps it belongs to take it in place, rather than being rebuilt
         # from the whole tree at the next look: a spawn costs the same in any tree.
@@ -109,6 +127,17 @@ class Directory:
             ):
                 mapping.add(record.id)
             self._shorts[key] = (self.version, mapping)
+
+    def remove(self, record: SessionRecord) -> None:
+        """An owned session made here was taken back (its spawn failed)."""
+        if record.root_id is None or record.id not in self._trees.get(record.root_id, {}):
+            return
+        del self._trees[record.root_id][record.id]
+        self._programs.pop(record.id, None)
+        self._indexes.pop(record.root_id, None)  # made again when next asked
+        owners = self._owners.get(record.root_id, {})
+        owners.get(record.owner_id or "", {}).pop(record.id, None)
+        self.version += 1  # every short-ID map is made again
 
     def visible(self, reader: SessionRecord) -> list[SessionRecord]:
         """The reader's tree, plus other roots when the reader is a root; not the reader.

@@ -97,6 +97,7 @@ class Operations:
                 raise
             self.c.tree(self.c.root_of(me)).slots.release(child.id)
             await self.ports.loader.discard_owned(child)  # nothing half-made stays behind
+            self.c.session_discarded(child.session.record)
             return error(str(exc))
         accepted = self.c.submit_stored(child, stored, committed=committed)
         shown = self.c.shown(child.session.record, me)
@@ -178,8 +179,9 @@ class Operations:
         return self.ports.store().lease_of(root) is None
 
     def owned_by(self, caller: SessionRecord) -> list[SessionRecord]:
-        """The caller's owned Agents, not its Programs' (they are the Programs' own)."""
-        owned = self.ports.store().list_sessions(owner_id=caller.id)
+        """The caller's owned Agents, oldest first, not its Programs' (they are the
+        Programs' own)."""
+        owned = self.c.directory.owned(caller.id, self.c.root_of(caller))
         return [s for s in owned if program_mark(s) is None]
 
     async def wait(self, caller: Agent, args: dict[str, Any]) -> ToolResult:
@@ -189,18 +191,12 @@ class Operations:
         tree = self.c.tree(self.c.root_of(me))
         raw = args.get("target")
         selected: list[SessionRecord]
+        unread: list[InputRecord] | None = None  # the selected Agents' unread results
         if raw is None:
             owned = self.owned_by(me)
-            unread = {
-                r.recipient_id
-                for r in self.ports.store().inputs(
-                    recipient_ids=[s.id for s in owned],
-                    has_result=True,
-                    read=False,
-                    outstanding=False,
-                )
-            }
-            selected = [s for s in owned if tree.pending(s.id) or s.id in unread]
+            unread = self._unread([s.id for s in owned])
+            with_unread = {r.recipient_id for r in unread}
+            selected = [s for s in owned if tree.pending(s.id) or s.id in with_unread]
             if history:
                 selected = selected if selected else owned
         else:
@@ -224,16 +220,34 @@ class Operations:
             async with slot_given_up(self.c, me, waiter):
                 await self.clock.wait_for(waiter.done, timeout)
             interrupted = waiter.interrupted
-        return self._collect(caller, selected, history, interrupted)
+            unread = None  # more may have ended meanwhile
+        return self._collect(caller, selected, history, interrupted, unread)
+
+    def _unread(self, recipient_ids: Sequence[str]) -> list[InputRecord]:
+        return self.ports.store().inputs(
+            recipient_ids=recipient_ids, has_result=True, read=False, outstanding=False
+        )
 
     def _collect(
-        self, caller: Agent, selected: Sequence[SessionRecord], history: int, interrupted: bool
+        self,
+        caller: Agent,
+        selected: Sequence[SessionRecord],
+        history: int,
+        interrupted: bool,
+        unread: list[InputRecord] | None,
     ) -> ToolResult:
+        """`unread`: the selected Agents' unread results when just read, else None.
+        Without `history` only unread results are read: a tree's read results grow
+        with every result it was given, and a wait's paging would read them all again."""
         me = caller.session.record
         tree = self.c.tree(self.c.root_of(me))
         ids = [s.id for s in selected]
         by_id = {s.id: s for s in selected}
-        ended = self.ports.store().inputs(recipient_ids=ids, has_result=True, outstanding=False)
+        ended: list[InputRecord]
+        if history:
+            ended = self.ports.store().inputs(recipient_ids=ids, has_result=True, outstanding=False)
+        else:
+            ended = self._unread(ids) if unread is None else unread
         items: list[ResultItem] = []
         if history:
             for agent_id in ids:
@@ -249,8 +263,8 @@ class Operations:
         if output.full_text is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(output.full_text, encoding="utf-8")
-        unread = {r.id for r in ended if not r.read}
-        newly_read = [i for i in output.returned if i in unread]
+        unread_ids = {r.id for r in ended if not r.read}
+        newly_read = [i for i in output.returned if i in unread_ids]
         self.ports.store().mark_read(newly_read)
         return ToolResult(output.text, output.details)
 
