@@ -178,8 +178,17 @@ class Groups:
         self.gate = threading.Event()
 
     def hold(self) -> None:
-        """Keep the thread busy until `release`: the writes given meanwhile wait together."""
-        self.threads.submit("k", lambda _: self.gate.wait(10), lambda _: None)
+        """Keep the thread busy until `release`: the writes given meanwhile wait together.
+        Returns once the thread runs the held write: writes given before that could be
+        taken in one batch with it, and would then commit as a group of their own."""
+        running = threading.Event()
+
+        def held(_: Connection) -> bool:
+            running.set()
+            return self.gate.wait(10)
+
+        self.threads.submit("k", held, lambda _: None)
+        assert running.wait(10)
 
     def release(self) -> None:
         self.gate.set()

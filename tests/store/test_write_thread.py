@@ -38,10 +38,14 @@ def part(name: str) -> Write[Log, str]:
     return Write(alone, name, lambda _, value: value)
 
 
-def held(gate: threading.Event) -> Write[Log, str]:
-    """A write that keeps its thread busy until `gate` is set: the ones after it wait."""
+def held(gate: threading.Event, running: threading.Event | None = None) -> Write[Log, str]:
+    """A write that keeps its thread busy until `gate` is set: the ones after it wait.
+    `running` is set once the thread runs it (the writes given after that cannot be
+    taken with it)."""
 
     def alone(log: Log) -> str:
+        if running is not None:
+            running.set()
         assert gate.wait(10)
         return "held"
 
@@ -60,9 +64,13 @@ def busy(
     until the gate is set: the writes given meanwhile wait for it together."""
     log = Log()
     threads = WriteThread(lambda: log, lambda _: None, "test", group=group)
-    gate = threading.Event()
+    gate, running = threading.Event(), threading.Event()
     try:
-        yield log, threads, gate, threads.submit("k", held(gate), lambda _: None)
+        first = threads.submit("k", held(gate, running), lambda _: None)
+        # Until the thread runs it, writes given now could be taken in one batch with
+        # it, and those would then commit as a group of their own.
+        assert running.wait(10)
+        yield log, threads, gate, first
     finally:
         gate.set()
         threads.close()
