@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from piagents.agents.address_index import AddressIndex
 from piagents.agents.addressing import Candidate, ShortIds, resolve
 from piagents.agents.directory import Directory
-from piagents.agents.tree import Tree
+from piagents.agents.tree import Tree, Waiter
 from piagents.store.records import SessionRecord
 from piagents.store.sqlite import SQLiteStore
 
@@ -233,3 +233,21 @@ def test_a_session_taken_back_leaves_the_directory_and_its_maps(tmp_path):
     assert dict(directory.short_map(root)) == {root.id: "root0000", kept.id: "abcdefgh"}
     directory.remove(gone)  # taken back once only
     store.close()
+
+
+def test_a_wait_is_settled_when_its_last_pending_target_ends_even_one_that_had_none_at_first():
+    tree = Tree("r", 3)
+    tree.open("a", "i1", counts=True, has_result=True)
+    tree.open("b", "i2", counts=True, has_result=True)
+    waiter = Waiter("r", frozenset({"a", "b", "c"}), unsettled={"a", "b"})
+    tree.close("a", "i1")
+    assert not waiter.settled("a", tree.pending)
+    tree.open("c", "i3", counts=True, has_result=True)  # a target given work meanwhile
+    tree.close("b", "i2")
+    assert not waiter.settled("b", tree.pending)  # none left unsettled, but c is pending
+    tree.open("b", "i4", counts=True, has_result=True)
+    tree.close("c", "i3")
+    assert not waiter.settled("c", tree.pending)
+    assert not waiter.settled("b", tree.pending)  # b is pending again: not its end
+    tree.close("b", "i4")
+    assert waiter.settled("b", tree.pending)

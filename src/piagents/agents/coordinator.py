@@ -432,7 +432,7 @@ class Coordinator:
         if owner_marks is not None and waiters:  # each wait ends when its own targets are done
             tree = self.tree(self.root_of(record))
             for waiter in waiters:
-                if not any(tree.pending(t) for t in waiter.targets):
+                if waiter.settled(record.id, tree.pending):
                     tree.end_wait(waiter, owner_marks)
             return
         notify = [r for r in ended if not r.aborted_by_owner]

@@ -214,9 +214,9 @@ class Operations:
             except AgentCallError as exc:
                 return error(str(exc))
         ids = frozenset(s.id for s in selected)
-        waiter = Waiter(me.id, ids)
+        waiter = Waiter(me.id, ids, unsettled={i for i in ids if tree.pending(i)})
         interrupted = False
-        if any(tree.pending(i) for i in ids):
+        if waiter.unsettled:
             async with slot_given_up(self.c, me, waiter):
                 await self.clock.wait_for(waiter.done, timeout)
             interrupted = waiter.interrupted
