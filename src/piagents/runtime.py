@@ -444,6 +444,7 @@ class Runtime:
         accepted: nothing of it stays, and its name is free again."""
         await self.unload(agent)
         self._discard(agent.id)
+        self.coordinator.session_discarded(agent.session.record)
 
     def _discard(self, session_id: str) -> None:
         try:

@@ -38,14 +38,13 @@ def part(name: str) -> Write[Log, str]:
     return Write(alone, name, lambda _, value: value)
 
 
-def held(gate: threading.Event, running: threading.Event | None = None) -> Write[Log, str]:
+def held(gate: threading.Event, running: threading.Event) -> Write[Log, str]:
     """A write that keeps its thread busy until `gate` is set: the ones after it wait.
     `running` is set once the thread runs it (the writes given after that cannot be
     taken with it)."""
 
     def alone(log: Log) -> str:
-        if running is not None:
-            running.set()
+        running.set()
         assert gate.wait(10)
         return "held"
 

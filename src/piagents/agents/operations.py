@@ -97,7 +97,6 @@ class Operations:
                 raise
             self.c.tree(self.c.root_of(me)).slots.release(child.id)
             await self.ports.loader.discard_owned(child)  # nothing half-made stays behind
-            self.c.session_discarded(child.session.record)
             return error(str(exc))
         accepted = self.c.submit_stored(child, stored, committed=committed)
         shown = self.c.shown(child.session.record, me)
