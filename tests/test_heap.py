@@ -9,13 +9,17 @@ import weakref
 
 import piagents
 from piagents.events.records import AgentLoaded, AgentUnloaded
-from piagents.heap import LongLivedAgents
+from piagents.heap import YOUNG, LongLivedAgents
 from piagents.testing import FunctionModel
 
 
 class Calls:
     def __init__(self) -> None:
         self.seen: list[str] = []
+        self.thresholds = (700, 10, 10)
+
+    def set_thresholds(self, *values: int) -> None:
+        self.thresholds = (values[0], values[1], values[2])
 
     def freeze(self) -> None:
         self.seen.append("freeze")
@@ -26,7 +30,14 @@ class Calls:
 
 def policy(minimum: int = 4) -> tuple[LongLivedAgents, Calls]:
     calls = Calls()
-    return LongLivedAgents(minimum=minimum, freeze=calls.freeze, unfreeze=calls.unfreeze), calls
+    p = LongLivedAgents(
+        minimum=minimum,
+        freeze=calls.freeze,
+        unfreeze=calls.unfreeze,
+        thresholds=lambda: calls.thresholds,
+        set_thresholds=calls.set_thresholds,
+    )
+    return p, calls
 
 
 def load(p: LongLivedAgents, n: int) -> None:
@@ -69,10 +80,31 @@ def test_agents_gone_offline_unfreeze_the_heap_so_their_cycles_are_collected() -
     assert calls.seen == ["freeze", "unfreeze", "freeze", "unfreeze"]
 
 
+def test_while_frozen_the_young_generation_grows_larger_and_unfreezing_restores_it() -> None:
+    p, calls = policy(minimum=4)
+    load(p, 3)
+    assert calls.thresholds == (700, 10, 10)
+    load(p, 1)
+    assert calls.thresholds == (YOUNG, 10, 10)  # the middle and oldest are kept
+    load(p, 10)  # later freezes do not take the raised one for the one given
+    unload(p, 14)
+    assert "unfreeze" in calls.seen and calls.thresholds == (700, 10, 10)
+
+
+def test_a_young_threshold_already_larger_is_left_as_it_is() -> None:
+    p, calls = policy(minimum=2)
+    calls.thresholds = (50_000, 20, 5)
+    load(p, 2)
+    assert calls.thresholds == (50_000, 20, 5)
+    p.release()
+    assert calls.thresholds == (50_000, 20, 5)
+
+
 async def test_a_runtimes_agents_freeze_the_heap_and_closing_it_lets_them_be_collected(
     home, work
 ) -> None:
     rt = piagents.Runtime(home=home, model=FunctionModel(lambda call: "done"))
+    given = gc.get_threshold()
     stop = piagents.settle_long_lived(rt, minimum=3)
     try:
         async with rt:
@@ -84,10 +116,12 @@ async def test_a_runtimes_agents_freeze_the_heap_and_closing_it_lets_them_be_col
                 assert not res.is_error, res.text
             await root.call_tool("agent", {"action": "wait", "timeout": 10})
             assert gc.get_freeze_count() > 0  # root and two Agents: frozen
+            assert gc.get_threshold()[0] == max(YOUNG, given[0])
             gone = [weakref.ref(a) for a in rt.agents.values()]
             del root  # the test's own reference
         # Closing took them offline: the heap was unfrozen and their cycles collected.
         assert gc.get_freeze_count() == 0
+        assert gc.get_threshold() == given
         gc.collect()
         assert [r for r in gone if r() is not None] == []
     finally:

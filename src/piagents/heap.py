@@ -10,6 +10,12 @@ the number of loaded Agents has grown by a quarter, and unfreezes it once a fift
 the Agents loaded at the last freeze have gone offline, so that what they leave
 behind is collected; `release()` unfreezes for good.
 
+While the heap is frozen it also lets the youngest generation grow to `YOUNG`
+objects before a pass (CPython's default is 700): loading one Agent allocates
+hundreds of objects that live on, and at 700 every few spawns paid a young pass and
+every tenth one a middle pass over the survivors (a tenth of a burst of 1,000
+spawns, bench/RESULTS.md). Unfreezing gives the thresholds back as they were.
+
 It is process-wide: a freeze also spares the embedder's own objects, and unfreezing
 undoes a `gc.freeze()` the embedder made itself (before forking, say). So the
 `pi-agents` command chooses it for its processes, and an embedder chooses it with
@@ -30,6 +36,7 @@ if TYPE_CHECKING:
 GROWTH = 1.25  # loaded Agents grown by this factor since the last freeze: freeze again
 SHRINK = 0.8  # loaded Agents down to this share of the last freeze: unfreeze
 MINIMUM = 256  # fewer loaded Agents than this: the collector's passes are cheap
+YOUNG = 10_000  # objects allocated before a young pass, while frozen
 
 
 class LongLivedAgents:
@@ -42,10 +49,15 @@ class LongLivedAgents:
         minimum: int = MINIMUM,
         freeze: Callable[[], None] = gc.freeze,
         unfreeze: Callable[[], None] = gc.unfreeze,
+        thresholds: Callable[[], tuple[int, int, int]] = gc.get_threshold,
+        set_thresholds: Callable[[int, int, int], None] = gc.set_threshold,
     ) -> None:
         self._minimum = minimum
         self._freeze = freeze
         self._unfreeze = unfreeze
+        self._thresholds = thresholds
+        self._set_thresholds = set_thresholds
+        self._given: tuple[int, int, int] | None = None  # the thresholds before the first freeze
         self.loaded = 0
         self.frozen_at = 0  # Agents loaded at the last freeze; 0: nothing frozen
         self.freezes = 0
@@ -56,6 +68,10 @@ class LongLivedAgents:
             mark = max(self._minimum, int(self.frozen_at * GROWTH))
             if self.loaded >= mark:
                 self._freeze()
+                if self._given is None:
+                    self._given = young, middle, old = self._thresholds()
+                    if young < YOUNG:
+                        self._set_thresholds(YOUNG, middle, old)
                 self.frozen_at = self.loaded
                 self.freezes += 1
         elif isinstance(event, AgentUnloaded):
@@ -64,10 +80,14 @@ class LongLivedAgents:
                 self.release()
 
     def release(self) -> None:
-        """Unfreeze what was frozen: the collector looks at all of it again."""
+        """Unfreeze what was frozen: the collector looks at all of it again, as often
+        as before the first freeze."""
         if self.frozen_at:
             self._unfreeze()
             self.frozen_at = 0
+        if self._given is not None:
+            self._set_thresholds(*self._given)
+            self._given = None
 
 
 def settle_long_lived(runtime: Runtime, *, minimum: int = MINIMUM) -> Callable[[], None]:
