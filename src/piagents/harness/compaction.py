@@ -121,6 +121,8 @@ def fit_to_window(settings: CompactionSettings, context_window: int) -> Compacti
     keep = settings.keep_recent_tokens
     if keep >= threshold:
         keep = max(1, threshold // 2)
+    if (reserve, keep) == (settings.reserve_tokens, settings.keep_recent_tokens):
+        return settings  # they fit: every model call of a large window asks
     return replace(settings, reserve_tokens=reserve, keep_recent_tokens=keep)
 
 

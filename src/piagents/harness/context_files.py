@@ -12,6 +12,7 @@ replaced `AGENTS.md` is read fresh.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -63,12 +64,18 @@ def _libc_realpath() -> Callable[[str], str] | None:
 _realpath: Callable[[str], str] = _libc_realpath() or os.path.realpath
 
 
-def _candidates(cwd: Path, home: Path | None) -> list[str]:
-    """Every path `find_context_files(cwd, home)` may read, in its order."""
+def _candidates(cwd: Path, home: Path | None) -> tuple[str, ...]:
+    """Every path `find_context_files(cwd, home)` may read, in its order. The paths are
+    resolved each time (a link may have moved); what they give is worked out once."""
+    return _paths_of(_realpath(str(cwd)), None if home is None else _realpath(str(home)))
+
+
+@functools.lru_cache(maxsize=MAX_DIRECTORIES)
+def _paths_of(directory: str, home: str | None) -> tuple[str, ...]:
+    """The candidates of resolved `directory` and `home` (a pure function of them)."""
     paths: list[str] = []
     if home is not None:
-        paths.append(os.path.join(_realpath(str(home)), "AGENTS.md"))
-    directory = _realpath(str(cwd))
+        paths.append(os.path.join(home, "AGENTS.md"))
     chain = [directory]
     while True:
         parent = os.path.dirname(directory)
@@ -78,7 +85,7 @@ def _candidates(cwd: Path, home: Path | None) -> list[str]:
         directory = parent
     for each in reversed(chain):
         paths.extend(os.path.join(each, name) for name in CONTEXT_FILE_NAMES)
-    return paths
+    return tuple(paths)
 
 
 def signature(cwd: Path, home: Path | None) -> tuple[tuple[str, Stamp], ...]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -117,6 +118,7 @@ def _context_section(context_files: Sequence[tuple[Path, str]]) -> str:
     return "\n\n".join(parts)
 
 
+@functools.lru_cache(maxsize=4)  # one new time a second; a burst of spawns asks often
 def format_now(now: datetime) -> str:
     """`Monday, January 5, 2026, 14:03:09 CET` (the zone only when `now` has one)."""
     zone = now.tzname()

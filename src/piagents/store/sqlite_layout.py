@@ -52,8 +52,9 @@ CREATE TABLE IF NOT EXISTS sessions (
     latest_request_at INTEGER,
     state TEXT NOT NULL DEFAULT 'idle'
 );
-CREATE INDEX IF NOT EXISTS sessions_owner ON sessions(owner_id);
--- A sibling found by name (spawn's uniqueness check) without reading its siblings.
+-- A sibling found by name (spawn's uniqueness check) without reading its siblings;
+-- also every lookup by owner (an index of owner_id alone would only cost each spawn's
+-- commit one more page).
 CREATE INDEX IF NOT EXISTS sessions_owner_name ON sessions(owner_id, name);
 CREATE INDEX IF NOT EXISTS sessions_root ON sessions(root_id);
 CREATE INDEX IF NOT EXISTS sessions_updated ON sessions(updated);
@@ -170,6 +171,11 @@ _ADDED_COLUMNS: dict[str, list[tuple[str, str]]] = {
 }
 
 
+# Indexes an earlier schema had that another one now covers (an earlier pi-agents that
+# opens the store makes them again, harmlessly).
+_DROPPED_INDEXES = ("sessions_owner",)
+
+
 def create(db: sqlite3.Connection) -> None:
     """Lay out a new, empty store in one transaction."""
     db.executescript(
@@ -195,6 +201,8 @@ def upgrade(db: sqlite3.Connection) -> None:
     for statement in _SCHEMA.split(";"):
         if statement.strip():
             db.execute(statement)
+    for index in _DROPPED_INDEXES:
+        db.execute(f"DROP INDEX IF EXISTS {index}")
     if version < 2:
         recode_entries(db)
         for (session_id,) in db.execute("SELECT id FROM sessions").fetchall():
