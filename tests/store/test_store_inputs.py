@@ -140,3 +140,33 @@ def test_each_sessions_latest_request_and_when_it_came(store: Store) -> None:
     assert store.latest_requests(["r", "c", "other"]) == {"c": (20, "latest")}
     assert store.request_times("r", False) == {"r": 1, "c": 20}
     assert store.request_times("r", True) == {"r": 1, "c": 20, "other": 3}
+
+
+def test_unread_results_are_the_ended_unread_ones_of_those_recipients_as_they_change(
+    backend,
+) -> None:
+    """What a wait reads page after page: it follows marking read, new ends, and
+    changes other connections make."""
+    store, other = backend.open(), backend.open()
+    for i, recipient in (("a", "s"), ("b", "t"), ("c", "s"), ("d", "u")):
+        store.add_input(an_input(i, recipient_id=recipient, has_result=True))
+    store.add_input(an_input("plain", recipient_id="s"))  # no result to read
+    store.end_inputs(["c"], "completed", "c done", ended=10)
+    store.end_inputs(["a", "plain"], "failed", "a failed", ended=20)
+
+    def unread() -> list[str]:
+        return [r.id for r in store.unread_results(["s", "t"])]
+
+    assert unread() == ["c", "a"] and unread() == ["c", "a"]
+    assert store.unread_results([]) == []
+    assert [r.result for r in store.unread_results(["s"])] == ["c done", "a failed"]
+    store.mark_read(["c"])
+    assert unread() == ["a"]
+    store.end_inputs(["b"], "completed", "b done", ended=30)
+    assert unread() == ["a", "b"]
+    other.mark_read(["a"])  # another process's commit
+    assert unread() == ["b"]
+    other.end_inputs(["d"], "completed", "d done", ended=40)
+    assert unread() == ["b"] and [r.id for r in store.unread_results(["u"])] == ["d"]
+    store.mark_read(["b", "d"])
+    assert unread() == [] and store.unread_results(["u"]) == []

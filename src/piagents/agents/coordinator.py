@@ -234,10 +234,17 @@ class Coordinator:
         return self.directory.short_map(reader)
 
     def shown(self, record: SessionRecord, reader: SessionRecord) -> Shown:
-        short = (
-            self.short_map(reader).get(record.id) or short_ids([record.id], reader.id)[record.id]
-        )
-        return Shown(record.name, short)
+        return self.shown_to(reader)(record)
+
+    def shown_to(self, reader: SessionRecord) -> Callable[[SessionRecord], Shown]:
+        """How the reader is shown each of many records (its short IDs looked up once)."""
+        shorts = self.short_map(reader)
+
+        def shown(record: SessionRecord) -> Shown:
+            short = shorts.get(record.id) or short_ids([record.id], reader.id)[record.id]
+            return Shown(record.name, short)
+
+        return shown
 
     def address(self, reader: SessionRecord, target: str) -> SessionRecord:
         matches = self.directory.resolve(reader, target)

@@ -223,9 +223,7 @@ class Operations:
         return self._collect(caller, selected, history, interrupted, unread)
 
     def _unread(self, recipient_ids: Sequence[str]) -> list[InputRecord]:
-        return self.ports.store().inputs(
-            recipient_ids=recipient_ids, has_result=True, read=False, outstanding=False
-        )
+        return self.ports.store().unread_results(recipient_ids)
 
     def _collect(
         self,
@@ -247,16 +245,17 @@ class Operations:
             ended = self.ports.store().inputs(recipient_ids=ids, has_result=True, outstanding=False)
         else:
             ended = self._unread(ids) if unread is None else unread
+        shown = self.c.shown_to(me)  # once: a page of a wait for 1,000 names them all
         items: list[ResultItem] = []
         if history:
             for agent_id in ids:
                 read = [r for r in ended if r.recipient_id == agent_id and r.read]
                 for r in read[-history:]:
-                    items.append(self._item(r, by_id[agent_id], me, True))
+                    items.append(_item(r, shown(by_id[agent_id]), True))
         for r in ended:
             if not r.read:
-                items.append(self._item(r, by_id[r.recipient_id], me, False))
-        pending = [(s.id, self.c.shown(s, me)) for s in selected if tree.pending(s.id)]
+                items.append(_item(r, shown(by_id[r.recipient_id]), False))
+        pending = [(s.id, shown(s)) for s in selected if tree.pending(s.id)]
         path = self.ports.home / "outputs" / me.id / f"wait-{new_id()}.txt"
         output = render_wait(items, pending, interrupted, full_output_path=str(path))
         if output.full_text is not None:
@@ -266,11 +265,6 @@ class Operations:
         newly_read = [i for i in output.returned if i in unread_ids]
         self.ports.store().mark_read(newly_read)
         return ToolResult(output.text, output.details)
-
-    def _item(
-        self, r: InputRecord, rec: SessionRecord, me: SessionRecord, history: bool
-    ) -> ResultItem:
-        return ResultItem(r.id, rec.id, self.c.shown(rec, me), r.status, r.result or "", history)
 
     def list_agents(self, caller: Agent, args: dict[str, Any]) -> ToolResult:
         me = caller.session.record
@@ -358,3 +352,7 @@ class Operations:
 def fork_entries(caller: Agent) -> list[MessageEntry]:
     """A snapshot of the caller's conversation as the child's first entries."""
     return [MessageEntry(m) for m in caller.session.context()]
+
+
+def _item(r: InputRecord, shown: Shown, history: bool) -> ResultItem:
+    return ResultItem(r.id, r.recipient_id, shown, r.status, r.result or "", history)

@@ -285,6 +285,12 @@ class Store(Protocol):
 
     def mark_read(self, ids: Sequence[str]) -> None: ...
 
+    def unread_results(self, recipient_ids: Sequence[str]) -> list[InputRecord]:
+        """The ended inputs of these recipients whose results are not read yet, in the
+        order they ended: `inputs(recipient_ids=..., has_result=True, read=False,
+        outstanding=False)`, which a store may remember between the pages of a wait."""
+        ...
+
     def inputs(
         self,
         *,

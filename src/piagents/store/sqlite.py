@@ -8,12 +8,13 @@ sessions, entries, inputs, search, leases and generations (`sqlite_*`).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 from piagents.store import lease
 from piagents.store.base import Mailbox
+from piagents.store.records import InputRecord
 from piagents.store.sqlite_checkpoint import Checkpointer
 from piagents.store.sqlite_connection import Connection
 from piagents.store.sqlite_entries import EntryLog
@@ -26,6 +27,7 @@ from piagents.store.sqlite_open import MMAP_SIZE, open_database
 from piagents.store.sqlite_programs import ProgramTable
 from piagents.store.sqlite_search import SearchIndex
 from piagents.store.sqlite_sessions import SessionTable
+from piagents.store.sqlite_unread import UnreadResults
 from piagents.store.tables import TableStore
 
 __all__ = ["BLOCK", "MMAP_SIZE", "SQLiteStore", "_entry_rows"]
@@ -77,11 +79,24 @@ class SQLiteStore(TableStore):
         self._search = SearchIndex(conn)
         self._generations = GenerationTable(conn)
         self._programs = ProgramTable(conn)
+        self._unread = UnreadResults(
+            conn,
+            lambda ids: self._inputs.matching(
+                recipient_ids=ids, has_result=True, read=False, outstanding=False
+            ),
+            self._inputs.mark_read,
+        )
 
     @property
     def _db(self) -> sqlite3.Connection:
         """The connection itself, for tests and benchmarks that look inside."""
         return self._conn.db
+
+    def unread_results(self, recipient_ids: Sequence[str]) -> list[InputRecord]:
+        return self._unread.of(recipient_ids)
+
+    def mark_read(self, ids: Sequence[str]) -> None:
+        self._unread.mark_read(ids)
 
     @contextmanager
     def batch(self) -> Iterator[None]:

@@ -35,6 +35,7 @@ class Connection:
         self.checkpointer = checkpointer
         self._lock = threading.RLock()
         self._depth = 0  # transactions open on the thread holding the lock
+        self.commits = 0  # transactions this connection committed (any thread)
 
     def error(self, exc: sqlite3.Error) -> StoreError:
         return sqlite_errors.translate(self.path, exc, waited=self.busy_timeout)
@@ -63,6 +64,7 @@ class Connection:
             try:
                 yield self.db
                 self.db.execute("COMMIT")
+                self.commits += 1
             except sqlite3.Error as exc:
                 self._roll_back()
                 raise self.error(exc) from exc
@@ -95,6 +97,16 @@ class Connection:
             raise
         finally:
             self._depth -= 1
+
+    def stamp(self) -> tuple[int, int]:
+        """(what other connections committed, what this one committed), as counts that
+        change with every commit: two equal stamps mean the database did not change."""
+        with self._lock:
+            try:
+                version = int(self.db.execute("PRAGMA data_version").fetchone()[0])
+            except sqlite3.Error as exc:
+                raise self.error(exc) from exc
+            return version, self.commits
 
     def fetch(self, sql: str, args: Sequence[Any]) -> list[Any]:
         return self.read(lambda db: db.execute(sql, args).fetchall())

@@ -291,6 +291,11 @@ class TableStore:
     def mark_read(self, ids: Sequence[str]) -> None:
         self._inputs.mark_read(ids)
 
+    def unread_results(self, recipient_ids: Sequence[str]) -> list[InputRecord]:
+        return self._inputs.matching(
+            recipient_ids=recipient_ids, has_result=True, read=False, outstanding=False
+        )
+
     def inputs(
         self,
         *,
