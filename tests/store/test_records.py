@@ -1,5 +1,9 @@
 """The store form of entries: MessagePack maps, lists of them, and views for a context."""
 
+import os
+import re
+import uuid
+
 import msgspec
 import pytest
 
@@ -15,6 +19,8 @@ from piagents.store.records import (
     decode_entry,
     encode_entry,
     entries_array,
+    new_entry_id,
+    new_id,
     split_entries,
 )
 
@@ -73,3 +79,25 @@ def test_a_malformed_list_raises_a_msgspec_error():
         decode_context_items(b"\x92\x81")
     with pytest.raises(msgspec.ValidationError):
         decode_entries(entries_array([msgspec.msgpack.encode({"type": "nope"})]))
+
+
+def test_ids_are_random_version_4_uuids_and_entry_ids_eight_hex_digits() -> None:
+    ids = [new_id() for _ in range(10_000)]
+    assert len(set(ids)) == len(ids)
+    assert all(uuid.UUID(i).version == 4 and str(uuid.UUID(i)) == i for i in ids)
+    entry_ids = {new_entry_id() for _ in range(1_000)}
+    assert len(entry_ids) > 990 and all(re.fullmatch(r"[0-9a-f]{8}", e) for e in entry_ids)
+
+
+def test_a_forked_child_makes_other_ids_than_its_parent() -> None:
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its next IDs, to the parent
+        os.close(read_end)
+        os.write(write_end, " ".join(new_id() for _ in range(5)).encode())
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        childs = set(pipe.read().decode().split())
+    os.waitpid(pid, 0)
+    assert len(childs) == 5 and not childs & {new_id() for _ in range(5)}

@@ -10,7 +10,8 @@ for reading older stores.
 from __future__ import annotations
 
 import operator
-import secrets
+import os
+import random
 import threading
 import time
 import uuid
@@ -49,12 +50,22 @@ GenerationOutcome: TypeAlias = Literal[
 ]
 
 
+# IDs come from a generator seeded from the system's randomness (again in a forked
+# child), not from os.urandom at each call: that call lets go of the GIL, and with the
+# PostgreSQL store's write threads running, the event loop waited tens of microseconds
+# to take it back for every entry and input it named. IDs must be unique, not secret
+# (a lease's token, which proves its holder, still comes from os.urandom).
+_random = random.Random()
+os.register_at_fork(after_in_child=_random.seed)
+
+
 def new_id() -> str:
-    return str(uuid.uuid4())
+    """A random UUID (version 4)."""
+    return str(uuid.UUID(int=_random.getrandbits(128), version=4))
 
 
 def new_entry_id() -> str:
-    return uuid.uuid4().hex[:8]
+    return f"{_random.getrandbits(32):08x}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -433,13 +444,13 @@ def new_program_id() -> str:
     with _id_lock:
         ms = time.time_ns() // 1_000_000
         if ms > _last_ms:
-            _last_ms, _counter = ms, secrets.randbits(11)  # room to count up
+            _last_ms, _counter = ms, _random.getrandbits(11)  # room to count up
         else:
             _counter += 1
             if _counter > 0xFFF:
                 _last_ms, _counter = _last_ms + 1, 0
         stamp, counter = _last_ms, _counter
-    value = stamp << 80 | 0x7 << 76 | counter << 64 | 0x2 << 62 | secrets.randbits(62)
+    value = stamp << 80 | 0x7 << 76 | counter << 64 | 0x2 << 62 | _random.getrandbits(62)
     return str(uuid.UUID(int=value))
 
 
