@@ -5,6 +5,7 @@ are told so or run alone; writes that cannot be parts run alone, in their place.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import threading
 import zlib
@@ -179,3 +180,37 @@ def test_a_spare_made_ahead_is_the_first_threads_resource_and_closed_if_never_us
     assert closed[-1] == 2  # the spare nobody took
     unused.make_spare()  # closed: makes nothing
     assert len(made) == 3
+
+
+async def test_writes_finished_together_wake_the_loop_once_and_each_is_then_done() -> None:
+    loop = asyncio.get_running_loop()
+    wakes = 0
+    real = loop.call_soon_threadsafe
+
+    def counted(callback: Any, *args: Any, **kw: Any) -> Any:
+        nonlocal wakes
+        wakes += 1
+        return real(callback, *args, **kw)
+
+    with busy() as (_, threads, gate, _first):
+        later = [threads.submit("k", part(f"w{i}"), lambda _: None) for i in range(5)]
+        done = [w.done_here() for w in later]
+        loop.call_soon_threadsafe = counted  # type: ignore[method-assign]
+        try:
+            gate.set()
+            await asyncio.gather(*done)
+        finally:
+            del loop.call_soon_threadsafe
+        assert wakes == 1  # one group finished: one wake-up for its five writes
+        assert values(later) == [f"w{i} in a group" for i in range(5)]
+
+
+async def test_cancelling_what_waits_for_a_write_does_not_cancel_the_write() -> None:
+    with busy() as (log, threads, gate, _first):
+        write = threads.submit("k", part("kept"), lambda _: None)
+        waiter = write.done_here()
+        waiter.cancel()
+        gate.set()
+        assert write.result() == "kept alone" and log.ran[-1] == "kept alone"
+        again = write.done_here()  # done already: done on the loop's next turn
+        await asyncio.wait_for(again, 10)

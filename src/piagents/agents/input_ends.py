@@ -7,7 +7,6 @@ told, the events) runs once the store has committed it, by `recorded`."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
@@ -80,7 +79,7 @@ class InputEnds:
                 return
             self._recorded(end, ended)
 
-        asyncio.wrap_future(write.future).add_done_callback(done)
+        write.done_here().add_done_callback(done)
         return True
 
     def record(self, end: InputEnd) -> None:

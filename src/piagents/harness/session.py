@@ -244,7 +244,7 @@ class Session:
         pending = _Pending(chained, write, self._leaf_id, then)
         self._pending = pending
         self._leaf_id = chained[-1].id  # what is appended next chains after these
-        done = asyncio.wrap_future(write.future)
+        done = write.done_here()
         done.add_done_callback(lambda _: self._settle_quietly(pending))
         await asyncio.shield(done)  # cancelled, the write still goes on
         self._settle(pending)

@@ -30,6 +30,7 @@ import atexit
 import contextlib
 import queue
 import threading
+import weakref
 import zlib
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
@@ -73,6 +74,12 @@ class LaterWrite(Generic[T]):
         self.future = future
         self._settle = settle
 
+    def done_here(self) -> asyncio.Future[None]:
+        """A future of the running loop, done (with None) once the write is done; then
+        `result()` gives its value without blocking. Cancelling it does not cancel
+        the write. The writes a thread finishes together wake the loop once."""
+        return _wakes_of(asyncio.get_running_loop()).watch(self.future)
+
     def result(self) -> T:
         """Wait for the write here (blocking this thread); its value, or raise what it
         (or the store's reading of its outcome) raised."""
@@ -89,6 +96,55 @@ class LaterWrite(Generic[T]):
             after(value)
 
         return LaterWrite(self.future, both)
+
+
+class _LoopWakes:
+    """Writes done on the threads, handed to one event loop in batches: the loop is
+    woken once for all of those that finished since it last looked, not once each
+    (a group of 50 writes was 50 wake-ups, each a write to the loop's self-pipe)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = weakref.ref(loop)  # the table of these must not keep the loop alive
+        self._lock = threading.Lock()
+        self._ready: list[asyncio.Future[None]] = []
+
+    def watch(self, future: Future[Any]) -> asyncio.Future[None]:
+        loop = self._loop()
+        assert loop is not None  # the caller runs on it
+        waiter: asyncio.Future[None] = loop.create_future()
+        future.add_done_callback(lambda _: self._done(waiter))
+        return waiter
+
+    def _done(self, waiter: asyncio.Future[None]) -> None:  # on the thread that finished it
+        with self._lock:
+            self._ready.append(waiter)
+            if len(self._ready) > 1:
+                return  # a wake-up is on its way
+        loop = self._loop()
+        if loop is not None:
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits now
+                loop.call_soon_threadsafe(self._wake)
+
+    def _wake(self) -> None:  # on the loop
+        with self._lock:
+            ready, self._ready = self._ready, []
+        for waiter in ready:
+            if not waiter.done():
+                waiter.set_result(None)
+
+
+_wakes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopWakes] = (
+    weakref.WeakKeyDictionary()
+)
+_wakes_lock = threading.Lock()
+
+
+def _wakes_of(loop: asyncio.AbstractEventLoop) -> _LoopWakes:
+    with _wakes_lock:
+        wakes = _wakes.get(loop)
+        if wakes is None:
+            wakes = _wakes[loop] = _LoopWakes(loop)
+        return wakes
 
 
 _Job = tuple[Write[Any, Any], Future[Any]]
