@@ -36,11 +36,15 @@ class Connection:
         self._lock = threading.RLock()
         self._depth = 0  # transactions open on the thread holding the lock
         self.commits = 0  # transactions this connection committed (any thread)
+        self.begun = 0  # transactions it began: names the one open now
+        self.rolled_back = 0  # transactions (or savepoints) it undid
+        self._version: tuple[int, int] = (0, -1)  # (transaction, PRAGMA data_version in it)
 
     def error(self, exc: sqlite3.Error) -> StoreError:
         return sqlite_errors.translate(self.path, exc, waited=self.busy_timeout)
 
     def _roll_back(self) -> None:
+        self.rolled_back += 1
         # SQLite may have rolled back itself (a full disk, an I/O error): nothing to undo.
         with contextlib.suppress(sqlite3.Error):
             self.db.execute("ROLLBACK")
@@ -60,6 +64,7 @@ class Connection:
                 self.db.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
                 raise self.error(exc) from exc
+            self.begun += 1
             self._depth = 1
             try:
                 yield self.db
@@ -89,6 +94,7 @@ class Connection:
             yield
             self.db.execute(f"RELEASE {name}")
         except BaseException as exc:
+            self.rolled_back += 1
             with contextlib.suppress(sqlite3.Error):
                 self.db.execute(f"ROLLBACK TO {name}")
                 self.db.execute(f"RELEASE {name}")
@@ -97,6 +103,16 @@ class Connection:
             raise
         finally:
             self._depth -= 1
+
+    def outside_version(self) -> int:
+        """Inside a write transaction: what other connections had committed when it
+        began (PRAGMA data_version, read once a transaction; no one else commits while
+        it holds the write lock)."""
+        begun, version = self._version
+        if begun != self.begun:
+            version = int(self.db.execute("PRAGMA data_version").fetchone()[0])
+            self._version = (self.begun, version)
+        return version
 
     def stamp(self) -> tuple[int, int]:
         """(what other connections committed, what this one committed), as counts that

@@ -39,6 +39,10 @@ class LeaseTable:
         self._holder = HOLDER if self._has_holders() else NO_HOLDERS
         self._fence: str | None = None  # the registered holder: whose writes these are
         self._held: set[str] = set()  # sessions it took through this store
+        # (other connections' commits, this one's undone writes) when every session in
+        # `_held` was last seen with the holder's token: until either changes, no fence
+        # can fail, and none is read again.
+        self._all_held_at: tuple[int, int] | None = None
 
     def _has_holders(self) -> bool:
         return bool(
@@ -54,6 +58,7 @@ class LeaseTable:
     # ---- the registry of holders --------------------------------------------------
 
     def register(self, registration: Registration) -> None:
+        self._all_held_at = None  # its leases change: see them again
         self._fence = registration.holder.token  # even if this write fails: it is retried
         now = time.time()
         with self.conn.tx() as db:
@@ -89,6 +94,7 @@ class LeaseTable:
         return frozenset(r[0] for r in rows)
 
     def unregister(self, token: str) -> None:
+        self._all_held_at = None  # its leases change: see them again
         with self.conn.tx() as db:
             # A lease it still names (its release failed) has lapsed from now on.
             db.execute("UPDATE holders SET heartbeat = 0 WHERE token = ?", (token,))
@@ -135,6 +141,7 @@ class LeaseTable:
     # ---- leases -------------------------------------------------------------------
 
     def acquire(self, session_id: str, holder: LeaseHolder) -> None:
+        self._all_held_at = None  # its leases change: see them again
         with self.conn.tx() as db:
             now = time.time()
             row = db.execute(f"SELECT {self._holder} WHERE s.id = ?", (session_id,)).fetchone()
@@ -155,6 +162,7 @@ class LeaseTable:
             self._held.add(session_id)
 
     def release(self, session_id: str, holder: LeaseHolder) -> None:
+        self._all_held_at = None  # its leases change: see them again
         with self.conn.tx() as db:
             db.execute(
                 "UPDATE sessions SET lease_pid=NULL, lease_host=NULL, lease_token=NULL, "
@@ -173,10 +181,29 @@ class LeaseTable:
         holder, alive = self._lease(row, time.time())
         return holder if alive else None
 
+    def _all_held(self, db: sqlite3.Connection) -> bool:
+        """Inside a write: whether the holder still has every lease it took (then no
+        fence can fail). Read again only once another connection committed or this one
+        undid a write; a lease can change hands only by one of those, or through this
+        table, which forgets the answer."""
+        seen = (self.conn.outside_version(), self.conn.rolled_back)
+        if seen == self._all_held_at:
+            return True
+        held = sorted(self._held)
+        row = db.execute(
+            f"SELECT 1 FROM sessions WHERE id IN ({','.join('?' * len(held))}) "
+            "AND lease_token IS NOT ? LIMIT 1",
+            (*held, self._fence),
+        ).fetchone()
+        if row is not None:
+            return False  # one was taken over: each write asks for its own tree
+        self._all_held_at = seen
+        return True
+
     def fence(self, db: sqlite3.Connection, session_id: str) -> None:
         """Inside a write to `session_id`: refuse it (LeaseLost) when the session, or its
         tree's root, is one this store's holder took and another holder now has."""
-        if self._fence is None or not self._held:
+        if self._fence is None or not self._held or self._all_held(db):
             return
         held = sorted(self._held)
         marks = ",".join("?" * len(held))
@@ -192,7 +219,7 @@ class LeaseTable:
         """Inside a write ending these inputs: refuse it (LeaseLost) when the tree of one
         of them (its root, or its recipient's own lease) is one this store's holder took
         and another holder now has: their ends are that holder's to record."""
-        if self._fence is None or not self._held:
+        if self._fence is None or not self._held or self._all_held(db):
             return
         held = sorted(self._held)
         ids = list(input_ids)
