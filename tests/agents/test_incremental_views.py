@@ -251,3 +251,67 @@ def test_a_wait_is_settled_when_its_last_pending_target_ends_even_one_that_had_n
     assert not waiter.settled("b", tree.pending)  # b is pending again: not its end
     tree.close("b", "i4")
     assert waiter.settled("b", tree.pending)
+
+
+_op = st.one_of(
+    st.tuples(st.just("spawn"), st.sampled_from(["root", "c0"]), _names, st.booleans()),
+    st.tuples(st.just("rename"), st.integers(0, 20), _names, st.booleans()),
+    st.tuples(st.just("take back"), st.integers(0, 20), _names, st.booleans()),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_op, max_size=25))
+def test_a_sibling_name_is_found_in_memory_as_the_store_would_find_it(ops):
+    """A spawn checks its name in the directory's index, kept in step with spawns,
+    renames (a Program's mark among them) and spawns taken back: it names the Agent the
+    store's newest record of that name would, outside the caller's Programs, also when
+    a rename gave two Agents one name and one of them gives it up."""
+    from piagents.agents.program_members import program_mark
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = SQLiteStore(Path(tmp) / "s.db")
+        root = SessionRecord(id="root", cwd="/")
+        store.create_session(root)
+        directory = Directory(store)
+        c0 = SessionRecord(id="c0", cwd="/", owner_id="root", root_id="root", created=1, updated=1)
+        store.create_session(c0)
+        directory.add(c0)
+        made: list[SessionRecord] = [c0]
+        assert directory.named("root", "root", "w") is None  # the index is made now
+        for step, (kind, arg, name, in_program) in enumerate(ops, start=2):
+            meta = {"program": "P"} if in_program else {}
+            if kind == "spawn":
+                record = SessionRecord(
+                    id=f"s{step}",
+                    cwd="/",
+                    name=name,
+                    owner_id=arg,
+                    root_id="root",
+                    created=step,
+                    updated=step,
+                    meta=meta,
+                )
+                store.create_session(record)
+                directory.add(record)
+                made.append(record)
+            elif kind == "rename":
+                old = made[arg % len(made)]
+                record = replace(old, name=name, meta=meta, updated=step)
+                made[arg % len(made)] = record
+                directory.add(record)
+            elif len(made) > 1:
+                gone = made.pop(1 + arg % (len(made) - 1))
+                directory.remove(gone)
+            for owner in ("root", "c0"):
+                for each in ("w", "x", "ab"):
+                    expected = [  # the newest first, as the store orders them
+                        r
+                        for r in sorted(made, key=lambda r: r.updated, reverse=True)
+                        if r.owner_id == owner and r.name == each and program_mark(r) is None
+                    ]
+                    found = directory.named(owner, "root", each)
+                    assert (found.id if found else None) == (
+                        expected[0].id if expected else None
+                    ), (owner, each)
+        store.close()

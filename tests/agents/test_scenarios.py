@@ -364,6 +364,16 @@ async def test_names_are_unique_among_siblings(home, work, script):
         a = (await spawn(root, "a")).details["id"]
         res = await root.call_tool("agent", {"action": "spawn", "name": "a", "message": "x"})
         assert res.is_error and res.text == f'Name "a" is already used by {a[:8]}.'
+        # A child's own children have names of their own; after a restart, the names
+        # read back from the store are taken.
+        b = (await spawn(root, "b")).details["id"]
+        await spawn(rt.agents[b], "a")
+    async with runtime(home, script) as rt:
+        root = await rt.open_root(session=root.id)
+        for name, holder in (("a", a), ("b", b)):
+            res = await root.call_tool("agent", {"action": "spawn", "name": name, "message": "x"})
+            assert res.is_error and res.text == f'Name "{name}" is already used by {holder[:8]}.'
+        await spawn(root, "c")
 
 
 async def test_unknown_and_ambiguous_addresses_are_rejected(home, work, script):

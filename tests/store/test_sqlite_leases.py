@@ -72,10 +72,9 @@ def test_a_holder_reads_its_leases_again_only_once_the_database_changed_under_it
         theirs.create_session(SessionRecord(id="x", cwd="/", created=1, updated=1))
         mine.append("root", [entry])
         assert len(reads) == 2  # another connection committed: it looks again
-        with pytest.raises(ValueError):
-            with mine._conn.tx():
-                mine.append("root", [entry])
-                raise ValueError("undone")
+        with pytest.raises(ValueError), mine._conn.tx():
+            mine.append("root", [entry])
+            raise ValueError("undone")
         mine.append("root", [entry])
         assert len(reads) == 3  # a write undone may have undone a lease: it looks again
         # Another holder takes one over: the next write to that tree is refused.

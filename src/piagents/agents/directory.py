@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from piagents.agents.address_index import AddressIndex
 from piagents.agents.addressing import ShortIds
-from piagents.agents.program_members import program_of
+from piagents.agents.program_members import program_mark, program_of
 from piagents.store.base import Store
 from piagents.store.records import SessionRecord
 
@@ -40,6 +40,8 @@ class Directory:
         # A tree's owned records by owner, oldest first, once asked.
         self._owners: dict[str, dict[str, dict[str, SessionRecord]]] = {}
         self._roots_index: tuple[dict[str, SessionRecord], AddressIndex] | None = None
+        # A tree's named owned records outside Programs by (owner ID, name), once asked.
+        self._names: dict[str, dict[tuple[str, str], SessionRecord]] = {}
 
     def tree(self, root_id: str) -> dict[str, SessionRecord]:
         """The owned records of a tree, by ID."""
@@ -61,7 +63,54 @@ class Directory:
             self._owners[root_id] = owners
         return list(owners.get(owner_id, {}).values())
 
+    def named(self, owner_id: str, root_id: str, name: str) -> SessionRecord | None:
+        """The Agent `owner_id` owns in the tree of `root_id` called `name`, outside its
+        Programs (whose Agents may share a name with one of its own): from memory, so a
+        spawn checks its name without a look at the store. Of two with one name (a
+        rename made them so), the one changed last, as the store would order them."""
+        names = self._names.get(root_id)
+        if names is None:
+            names = {}
+            # Oldest first, so the newest of a name is the one kept (a tree read from the
+            # store comes newest first: reversed, a tie keeps the store's order too).
+            tree = self.tree(root_id)
+            for s in sorted(reversed(tree.values()), key=_age):
+                if _named_here(s):
+                    names[(s.owner_id, s.name)] = s  # type: ignore[index]
+            self._names[root_id] = names
+        return names.get((owner_id, name))
+
+    def _renamed(self, old: SessionRecord | None, new: SessionRecord | None) -> None:
+        """Keep a tree's name index (if made) in step with one record's change."""
+        record = new or old
+        assert record is not None and record.root_id is not None
+        names = self._names.get(record.root_id)
+        if names is None:
+            return
+        if new is not None and _named_here(new):
+            key_new: tuple[str, str] = (new.owner_id, new.name)  # type: ignore[assignment]
+            holder = names.get(key_new)
+            if holder is None or holder.id == new.id or _newer(new, holder):
+                names[key_new] = new
+        if old is None or not _named_here(old):
+            return
+        key: tuple[str, str] = (old.owner_id, old.name)  # type: ignore[assignment]
+        held = names.get(key)
+        if held is None or held.id != old.id or held is new:
+            return
+        # It gave up the name: another of that name (a rename made two) holds it now.
+        others = [
+            s
+            for s in self.tree(record.root_id).values()
+            if s.id != old.id and _named_here(s) and (s.owner_id, s.name) == key
+        ]
+        if others:
+            names[key] = max(others, key=_age)
+        else:
+            del names[key]
+
     def forget(self, root_id: str) -> None:
+        self._names.pop(root_id, None)
         self._indexes.pop(root_id, None)
         self._owners.pop(root_id, None)
         for session_id in self._trees.pop(root_id, {}):
@@ -103,7 +152,9 @@ class Directory:
             if self._roots_index is not None and self._roots_index[0] is self._roots:
                 self._roots_index[1].add(record)
         elif record.root_id is not None:
-            self.tree(record.root_id)[record.id] = record
+            tree = self.tree(record.root_id)
+            self._renamed(tree.get(record.id), record)
+            tree[record.id] = record
             index = self._indexes.get(record.root_id)
             if index is not None:
                 index.add(record)
@@ -132,7 +183,7 @@ class Directory:
         """An owned session made here was taken back (its spawn failed)."""
         if record.root_id is None or record.id not in self._trees.get(record.root_id, {}):
             return
-        del self._trees[record.root_id][record.id]
+        self._renamed(self._trees[record.root_id].pop(record.id), None)
         self._programs.pop(record.id, None)
         self._indexes.pop(record.root_id, None)  # made again when next asked
         owners = self._owners.get(record.root_id, {})
@@ -248,3 +299,16 @@ class Directory:
         mapping = ShortIds(ids)
         self._shorts[key] = (self.version, mapping)
         return mapping
+
+
+def _named_here(record: SessionRecord) -> bool:
+    """An owned record a sibling's name must not repeat: named, and not a Program's."""
+    return record.owner_id is not None and record.name is not None and program_mark(record) is None
+
+
+def _age(record: SessionRecord) -> tuple[int, int]:
+    return record.updated, record.created
+
+
+def _newer(a: SessionRecord, b: SessionRecord) -> bool:
+    return _age(a) >= _age(b)

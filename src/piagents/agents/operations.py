@@ -166,10 +166,7 @@ class Operations:
     def _sibling_named(self, me: SessionRecord, name: str) -> SessionRecord | None:
         """The caller's owned Agent called `name`: one of its own group (its Programs'
         Agents, which it does not see, may share a name with it)."""
-        sibling = self.ports.store().session_named(me.id, name)
-        if sibling is None or program_mark(sibling) is None:
-            return sibling
-        return next((s for s in self.owned_by(me) if s.name == name), None)
+        return self.c.directory.named(me.id, self.c.root_of(me), name)
 
     def _offline(self, record: SessionRecord) -> bool:
         root = self.c.root_of(record)
