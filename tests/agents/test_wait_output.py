@@ -1,7 +1,7 @@
 """What `wait` returns (spec §5, §6 results and truncation): blocks, pending, truncation."""
 
 from piagents.agents.texts import Shown
-from piagents.agents.wait_output import ResultItem, render_wait
+from piagents.agents.wait_output import ResultItem, UnreadBlocks, block_of, render_wait
 
 ALPHA_ID = "01JALPHAAAAAAAAAAAAAAAAAAA"
 BETA_ID = "01JBETABBBBBBBBBBBBBBBBBBB"
@@ -300,3 +300,32 @@ def test_truncated_output_never_exceeds_the_limits():
             assert out.text.count("<agent-result") == out.text.count("</agent-result>")
             shown = [r for r in out.details["results"] if "result" in r]
             assert len(shown) == len(out.returned)
+
+
+def test_blocks_made_ahead_render_as_the_blocks_made_for_the_page():
+    items = [alpha(lines("a", 12, width=30)), beta(lines("b", 40, width=20)), gamma()]
+    for max_lines in range(12, 60, 7):
+        for max_bytes in (500, 1200, 5000):
+            for chosen in (items, items[:1], items[1:]):
+                args = ([(DELTA_ID, DELTA)], False)
+                limits = {"max_lines": max_lines, "max_bytes": max_bytes}
+                made = render_wait(chosen, *args, full_output_path="/tmp/w.txt", **limits)
+                ahead = render_wait(
+                    chosen,
+                    *args,
+                    blocks=[block_of(i) for i in chosen],
+                    full_output_path="/tmp/w.txt",
+                    **limits,
+                )
+                assert ahead == made
+
+
+def test_unread_blocks_are_made_once_until_read_or_until_agents_change():
+    memo = UnreadBlocks().at(7)
+    first = memo.put(alpha())
+    memo.put(beta())
+    assert memo.get("in-alpha") is first and len(memo) == 2
+    assert memo.at(7).get("in-alpha") is first  # nothing changed: kept
+    memo.forget(["in-alpha"])  # read: gone
+    assert memo.get("in-alpha") is None and len(memo) == 1
+    assert memo.at(8).get("in-beta") is None and not memo  # an Agent added or renamed

@@ -26,7 +26,8 @@ from piagents.agents.program_members import program_mark
 from piagents.agents.spawn_options import SpawnOptions, spawn_options
 from piagents.agents.texts import Shown
 from piagents.agents.tree import AgentMarks, Waiter
-from piagents.agents.wait_output import ResultItem, render_wait
+from piagents.agents.wait_blocks import Block
+from piagents.agents.wait_output import ResultItem, UnreadBlocks, block_of, render_wait
 from piagents.agents.yielding import slot_given_up
 from piagents.ai.registry import ProviderRegistry
 from piagents.harness.events import Input
@@ -56,6 +57,7 @@ class Operations:
         self.providers = providers
         self.default_model = default_model
         self.clock: WaitClock = clock if clock is not None else AsyncioClock()
+        self._unread_blocks: dict[str, UnreadBlocks] = {}  # by reader, while it has some
 
     @property
     def max_concurrent(self) -> int:
@@ -244,23 +246,33 @@ class Operations:
             ended = self._unread(ids) if unread is None else unread
         shown = self.c.shown_to(me)  # once: a page of a wait for 1,000 names them all
         items: list[ResultItem] = []
+        blocks: list[Block] = []
         if history:
             for agent_id in ids:
                 read = [r for r in ended if r.recipient_id == agent_id and r.read]
                 for r in read[-history:]:
                     items.append(_item(r, shown(by_id[agent_id]), True))
+                    blocks.append(block_of(items[-1]))
+        memo = self._unread_blocks.setdefault(me.id, UnreadBlocks()).at(self.c.directory.version)
         for r in ended:
             if not r.read:
-                items.append(_item(r, shown(by_id[r.recipient_id]), False))
+                item, block = memo.get(r.id) or memo.put(
+                    _item(r, shown(by_id[r.recipient_id]), False)
+                )
+                items.append(item)
+                blocks.append(block)
         pending = [(s.id, shown(s)) for s in selected if tree.pending(s.id)]
         path = self.ports.home / "outputs" / me.id / f"wait-{new_id()}.txt"
-        output = render_wait(items, pending, interrupted, full_output_path=str(path))
+        output = render_wait(items, pending, interrupted, blocks=blocks, full_output_path=str(path))
         if output.full_text is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(output.full_text, encoding="utf-8")
         unread_ids = {r.id for r in ended if not r.read}
         newly_read = [i for i in output.returned if i in unread_ids]
         self.ports.store().mark_read(newly_read)
+        memo.forget(newly_read)
+        if not memo:
+            del self._unread_blocks[me.id]
         return ToolResult(output.text, output.details)
 
     def list_agents(self, caller: Agent, args: dict[str, Any]) -> ToolResult:

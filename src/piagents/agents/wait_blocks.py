@@ -34,6 +34,7 @@ class Block:
     opening: str  # the opening tag line, e.g. `<agent-result ... status="completed">`
     closing: str  # the closing tag, e.g. `</agent-result>`
     label: str  # how the omitted line names it (for its size)
+    framed: str | None = None  # the block with its tags, when made ahead (`whole`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +59,16 @@ def truncation_notice(cut: Truncation, max_bytes: int, full_output_path: str) ->
 
 
 def whole(block: Block, alone: bool) -> str:
-    return block.text if alone else f"{block.opening}\n{block.text}\n{block.closing}"
+    if alone:
+        return block.text
+    if block.framed is not None:
+        return block.framed
+    return framed(block.opening, block.text, block.closing)
+
+
+def framed(opening: str, text: str, closing: str) -> str:
+    """A block's text between its tag lines."""
+    return f"{opening}\n{text}\n{closing}"
 
 
 def render_blocks(

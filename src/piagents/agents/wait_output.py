@@ -9,10 +9,17 @@ from typing import Any
 
 from piagents.agents import texts
 from piagents.agents.texts import Shown
-from piagents.agents.wait_blocks import Block, render_blocks, truncation_notice
+from piagents.agents.wait_blocks import Block, framed, render_blocks, truncation_notice
 from piagents.harness.tools.truncation import MAX_BYTES, MAX_LINES
 
-__all__ = ["ResultItem", "WaitOutput", "render_wait", "truncation_notice"]
+__all__ = [
+    "ResultItem",
+    "UnreadBlocks",
+    "WaitOutput",
+    "block_of",
+    "render_wait",
+    "truncation_notice",
+]
 
 CLOSING = "</agent-result>"
 
@@ -40,11 +47,13 @@ def render_wait(
     pending: Sequence[tuple[str, Shown]],
     interrupted: bool,
     *,
+    blocks: Sequence[Block] | None = None,
     full_output_path: str = "",
     max_lines: int = MAX_LINES,
     max_bytes: int = MAX_BYTES,
 ) -> WaitOutput:
-    """Blocks in order; the one crossing the limit is cut but keeps its closing tag."""
+    """Blocks in order; the one crossing the limit is cut but keeps its closing tag.
+    `blocks`: the items' blocks (`block_of`), when the caller kept them made."""
     tail: list[str] = []
     if pending:
         tail.append(texts.still_pending([s for _, s in pending]))
@@ -63,7 +72,7 @@ def render_wait(
     # A single unread completed result is the answer alone.
     alone = len(items) == 1 and len(unread) == 1 and unread[0].outcome == "completed" and not tail
     out = render_blocks(
-        [_block(i) for i in items],
+        [block_of(i) for i in items] if blocks is None else blocks,
         "\n".join(tail) if tail else None,
         lambda omitted: texts.results_omitted([items[i].shown for i in omitted]),
         alone=alone,
@@ -96,6 +105,40 @@ def render_wait(
     return WaitOutput(out.text, details, returned, out.full_text)
 
 
-def _block(item: ResultItem) -> Block:
+def block_of(item: ResultItem) -> Block:
     opening = texts.agent_result(item.shown, item.outcome, "", item.history).split("\n")[0]
-    return Block(item.text, opening, CLOSING, texts.label(item.shown))
+    return Block(
+        item.text, opening, CLOSING, texts.label(item.shown), framed(opening, item.text, CLOSING)
+    )
+
+
+class UnreadBlocks:
+    """One reader's unread results with their blocks, made once each. A wait over 1,000
+    results returns them a page at a time, and every page names all those left (the
+    full text, the omitted line): without this, each page would make every block left
+    again. What they show of their Agents (names, short IDs) is known to hold while the
+    directory's `version` does; a result is forgotten once it is read."""
+
+    def __init__(self) -> None:
+        self.version = -1
+        self._made: dict[str, tuple[ResultItem, Block]] = {}
+
+    def at(self, version: int) -> UnreadBlocks:
+        if version != self.version:  # an Agent was added or renamed: make them again
+            self._made.clear()
+            self.version = version
+        return self
+
+    def get(self, input_id: str) -> tuple[ResultItem, Block] | None:
+        return self._made.get(input_id)
+
+    def put(self, item: ResultItem) -> tuple[ResultItem, Block]:
+        made = self._made[item.input_id] = (item, block_of(item))
+        return made
+
+    def forget(self, input_ids: Sequence[str]) -> None:
+        for input_id in input_ids:
+            self._made.pop(input_id, None)
+
+    def __len__(self) -> int:
+        return len(self._made)
