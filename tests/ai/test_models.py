@@ -99,6 +99,21 @@ def test_model_refs_are_immutable_and_hashable() -> None:
     assert {ref, ModelRef("openai", "gpt-5", "low")} == {ref}
 
 
+def test_a_reference_parsed_again_is_the_same_answer_and_a_bad_one_fails_every_time() -> None:
+    assert ModelRef.parse("openai/gpt-5:low") is ModelRef.parse("openai/gpt-5:low")
+    for _ in range(2):
+        with pytest.raises(ValueError, match="provider/modelId"):
+            ModelRef.parse("no-slash")
+
+
+def test_a_long_reference_is_parsed_as_any_other() -> None:
+    text = "gateway/" + "m" * 5_000 + ":high"
+
+    ref = ModelRef.parse(text)
+
+    assert (ref.provider, len(ref.model_id), ref.thinking) == ("gateway", 5_000, "high")
+
+
 # ---- thinking levels --------------------------------------------------------------
 
 

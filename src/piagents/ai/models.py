@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
@@ -38,22 +39,32 @@ class ModelRef:
         """Parse `provider/modelId[:thinking]`.
 
         A `:suffix` is read as a thinking level only when it names one, so model
-        ids that contain colons (`ollama/qwen3:8b`) keep them.
+        ids that contain colons (`ollama/qwen3:8b`) keep them. The answer is immutable
+        and remembered for the short texts seen last: a spawn parses its model twice.
         """
-        text = text.strip()
-        provider, sep, rest = text.partition("/")
-        if not sep or not provider or not rest or any(c.isspace() for c in text):
-            raise ValueError(f"model {text!r} must be given as provider/modelId")
-        thinking: ThinkingLevel | None = None
-        head, colon, tail = rest.rpartition(":")
-        if colon and tail in THINKING_LEVELS:
-            rest, thinking = head, tail
-        if not rest or rest.endswith((":", "/")):
-            raise ValueError(f"model {text!r} must be given as provider/modelId[:thinking]")
-        return cls(provider, rest, thinking)
+        return _remembered(text) if len(text) <= _REMEMBERED_LENGTH else _parse(text)
 
     def __str__(self) -> str:
         return f"{self.provider}/{self.model_id}"
+
+
+def _parse(text: str) -> ModelRef:
+    """`ModelRef.parse`: raises ValueError (which is not remembered) for a bad text."""
+    text = text.strip()
+    provider, sep, rest = text.partition("/")
+    if not sep or not provider or not rest or any(c.isspace() for c in text):
+        raise ValueError(f"model {text!r} must be given as provider/modelId")
+    thinking: ThinkingLevel | None = None
+    head, colon, tail = rest.rpartition(":")
+    if colon and tail in THINKING_LEVELS:
+        rest, thinking = head, tail
+    if not rest or rest.endswith((":", "/")):
+        raise ValueError(f"model {text!r} must be given as provider/modelId[:thinking]")
+    return ModelRef(provider, rest, thinking)
+
+
+_REMEMBERED_LENGTH = 200  # a model's name; a longer text (a model's mistake) is not kept
+_remembered = functools.lru_cache(maxsize=256)(_parse)
 
 
 @dataclass(frozen=True, slots=True)
