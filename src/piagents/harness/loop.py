@@ -83,6 +83,32 @@ class _Run:
     step: asyncio.Task[AssistantMessage] | None = None
     model_calls: int = 0
     repeats: RepeatGuard = field(default_factory=RepeatGuard)
+    on_abandon: list[Callable[[object], None]] = field(default_factory=list)
+
+    def abandon(self) -> None:
+        """Give up waiting for the run's step: those waiting for it or this wake now."""
+        self.abandoned.set()
+        for wake in list(self.on_abandon):
+            wake(None)
+
+    async def until_done_or_abandoned(self, step: asyncio.Task[Any]) -> None:
+        """Once `step` is done or the run abandoned, whichever comes first: one future
+        woken by either (a turn made a task and two futures for this with asyncio.wait)."""
+        if step.done() or self.abandoned.is_set():
+            return
+        woken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def wake(_: object) -> None:
+            if not woken.done():
+                woken.set_result(None)
+
+        step.add_done_callback(wake)
+        self.on_abandon.append(wake)
+        try:
+            await woken
+        finally:
+            step.remove_done_callback(wake)
+            self.on_abandon.remove(wake)
 
 
 class AgentLoop:
@@ -306,17 +332,14 @@ class AgentLoop:
             self.emit(TurnStarted(self._turn))
             step = asyncio.create_task(self._step(run))
             run.step = step
-            abandon = asyncio.ensure_future(run.abandoned.wait())
             try:
-                await asyncio.wait({step, abandon}, return_when=asyncio.FIRST_COMPLETED)
+                await run.until_done_or_abandoned(step)
             except asyncio.CancelledError:
                 step.cancel()
-                await self._await_bounded(step, run)
+                await run.until_done_or_abandoned(step)  # unless abandoned meanwhile
                 if not step.done():
                     self._let_go(step)
                 raise
-            finally:
-                abandon.cancel()
             if not step.done():  # abandoned: let it run on, out of our books
                 self._let_go(step)
                 return RunOutcome(tuple(run.inputs), "aborted", "")
@@ -344,14 +367,6 @@ class AgentLoop:
         self._abandoned.add(step)
         step.add_done_callback(self._abandoned.discard)
         let_go(step)
-
-    async def _await_bounded(self, task: asyncio.Task[Any], run: _Run) -> None:
-        """Wait for a cancelled step to finish, unless it is abandoned."""
-        abandon = asyncio.ensure_future(run.abandoned.wait())
-        try:
-            await asyncio.wait({task, abandon}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            abandon.cancel()
 
     async def _step(self, run: _Run) -> AssistantMessage:
         """One model response and its tool calls; commits each step as it happens."""
@@ -475,7 +490,7 @@ class AgentLoop:
             async with asyncio.timeout(timeout):
                 await run.finished.wait()
         except TimeoutError:
-            run.abandoned.set()
+            run.abandon()
             await run.finished.wait()
             return AbortResult(withdrawn, True, False)
         return AbortResult(withdrawn, True, True)
