@@ -50,13 +50,25 @@ class Connection:
             self.db.execute("ROLLBACK")
 
     @contextmanager
-    def tx(self) -> Iterator[sqlite3.Connection]:
+    def tx(self, *, one_write: bool = False) -> Iterator[sqlite3.Connection]:
         """One write transaction; any SQLite error in it is the store's own, typed.
 
         Inside another one (on the same thread) it is a savepoint of that one: its
-        failure undoes only itself, and it is committed when the outer one is."""
+        failure undoes only itself, and it is committed when the outer one is. A body
+        that makes `one_write` (a single statement that changes rows, besides reads)
+        needs no savepoint for that: SQLite undoes a statement that fails by itself,
+        and an error that undoes more undoes the whole transaction either way."""
         with self._lock:
             if self._depth:
+                if one_write:
+                    try:
+                        yield self.db
+                    except BaseException as exc:
+                        self.rolled_back += 1  # as a savepoint's: what was read may differ
+                        if isinstance(exc, sqlite3.Error):
+                            raise self.error(exc) from exc
+                        raise
+                    return
                 with self._savepoint():
                     yield self.db
                 return

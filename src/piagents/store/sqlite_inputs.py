@@ -86,7 +86,7 @@ class InputTable:
         self._sender_fence = sender_fence  # refuses inputs sent from such a tree
 
     def add(self, record: InputRecord) -> InputRecord:
-        with self.conn.tx() as db:
+        with self.conn.tx(one_write=True) as db:
             if self._sender_fence is not None and record.sender_id is not None:
                 self._sender_fence(db, record.sender_id)
             seq = insert_input(db, record)

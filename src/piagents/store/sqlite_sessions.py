@@ -39,7 +39,7 @@ class SessionTable:
         self.conn = conn
 
     def create(self, record: SessionRecord) -> None:
-        with self.conn.tx() as db:
+        with self.conn.tx(one_write=True) as db:
             db.execute(
                 "INSERT INTO sessions (id, cwd, name, model, thinking, owner_id, root_id, "
                 "created, updated, meta) VALUES (?,?,?,?,?,?,?,?,?,?)",
