@@ -102,6 +102,33 @@ def test_a_store_from_the_first_schema_is_upgraded_in_place(tmp_path):
         store.close()
 
 
+def test_the_recency_index_of_an_earlier_store_is_made_one_of_roots_only(tmp_path):
+    """Owned Agents are never listed by recency: their rows stay out of that index, so a
+    spawn's commit and each of its appends write one page less."""
+    path = tmp_path / "store.db"
+    SQLiteStore(path).close()
+    db = sqlite3.connect(path)
+    db.executescript(  # as the schema before had it
+        "DROP INDEX sessions_roots_updated; CREATE INDEX sessions_updated ON sessions(updated);"
+    )
+    db.close()
+    store = SQLiteStore(path)
+    try:
+        store.create_session(SessionRecord(id="old", cwd="/w", created=1, updated=1))
+        store.create_session(SessionRecord(id="new", cwd="/w", created=2, updated=2))
+        store.create_session(
+            SessionRecord(id="kid", cwd="/w", owner_id="old", root_id="old", created=3, updated=3)
+        )
+        assert [s.id for s in store.list_sessions(roots_only=True)] == ["new", "old"]
+    finally:
+        store.close()
+    db = sqlite3.connect(path)
+    indexes = {r[0]: r[1] for r in db.execute("SELECT name, sql FROM sqlite_master")}
+    db.close()
+    assert "sessions_updated" not in indexes
+    assert indexes["sessions_roots_updated"].endswith("WHERE owner_id IS NULL")
+
+
 def test_pi_style_entries_of_the_first_schema_are_recoded_and_packed(tmp_path):
     path = tmp_path / "store.db"
     db = sqlite3.connect(path)

@@ -57,7 +57,10 @@ CREATE TABLE IF NOT EXISTS sessions (
 -- commit one more page).
 CREATE INDEX IF NOT EXISTS sessions_owner_name ON sessions(owner_id, name);
 CREATE INDEX IF NOT EXISTS sessions_root ON sessions(root_id);
-CREATE INDEX IF NOT EXISTS sessions_updated ON sessions(updated);
+-- Roots newest first (`continue`, the session list). An owned Agent's row stays out of
+-- it, so a spawn's commit and each of its appends (which move `updated`) write no page
+-- of it.
+CREATE INDEX IF NOT EXISTS sessions_roots_updated ON sessions(updated) WHERE owner_id IS NULL;
 CREATE TABLE IF NOT EXISTS entries (
     session_id TEXT NOT NULL,
     seq INTEGER NOT NULL,
@@ -173,7 +176,7 @@ _ADDED_COLUMNS: dict[str, list[tuple[str, str]]] = {
 
 # Indexes an earlier schema had that another one now covers (an earlier pi-agents that
 # opens the store makes them again, harmlessly).
-_DROPPED_INDEXES = ("sessions_owner",)
+_DROPPED_INDEXES = ("sessions_owner", "sessions_updated")
 
 
 def create(db: sqlite3.Connection) -> None:
