@@ -3,6 +3,8 @@ once for both: its working directory, model and thinking level and its context."
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,11 +48,11 @@ def spawn_options(
         where = Path(cwd).expanduser()
         if not where.is_absolute():
             where = Path(me.cwd) / where
-        where = where.resolve()
+        chosen_cwd = str(where.resolve())
     else:
-        where = Path(me.cwd)  # the caller's own, as its tools use it (resolved when it was made)
-    if not where.is_dir():
-        raise AgentCallError(texts.invalid(f"cwd {str(where)!r} is not a directory."))
+        chosen_cwd = _path_text(me.cwd)  # the caller's own, as its tools use it
+    if not os.path.isdir(chosen_cwd):
+        raise AgentCallError(texts.invalid(f"cwd {chosen_cwd!r} is not a directory."))
     chosen = model or str(caller.loop.model)
     try:
         ref = ModelRef.parse(chosen)
@@ -66,4 +68,10 @@ def spawn_options(
         raise AgentCallError(texts.invalid(f"thinkingLevel {level!r}: {exc}")) from exc
     if context not in (None, "fresh", "fork"):
         raise AgentCallError(texts.invalid(f"context {context!r}: use fresh or fork."))
-    return SpawnOptions(str(where), str(ref), parsed, context == "fork")
+    return SpawnOptions(chosen_cwd, str(ref), parsed, context == "fork")
+
+
+@functools.lru_cache(maxsize=64)
+def _path_text(text: str) -> str:
+    """`text` as a Path writes it (a spawn asks for its caller's cwd each time)."""
+    return str(Path(text))

@@ -137,6 +137,7 @@ class AgentLoop:
         self.tools: dict[str, Tool] = {t.name: t for t in tools}
         self.system_prompt = system_prompt
         self.output_dir = output_dir
+        self._cwd: tuple[str, Path] = ("", Path())  # the session's cwd, as text and as a Path
         self.config = config
         self.hooks = hooks or LoopHooks()
         self.agent_name = agent_name
@@ -461,7 +462,7 @@ class AgentLoop:
         """Validate and run one tool call; every failure becomes an error result.
         Arguments that are not plain JSON never reach a tool."""
         ctx = ToolContext(
-            cwd=Path(self.session.record.cwd),
+            cwd=self._cwd_path(),
             output_dir=self.output_dir,
             agent_id=self.session.id,
             call_id=call.id,
@@ -469,6 +470,13 @@ class AgentLoop:
             turn_calls=turn_calls,
         )
         return await call_tool(self.tools, call, ctx)
+
+    def _cwd_path(self) -> Path:
+        """The session's working directory as a Path, made again only when it changes."""
+        text = self.session.record.cwd
+        if text != self._cwd[0]:
+            self._cwd = (text, Path(text))
+        return self._cwd[1]
 
     # ---- abort & close --------------------------------------------------------
 
