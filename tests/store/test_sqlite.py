@@ -79,6 +79,24 @@ def test_the_store_is_read_through_a_memory_map(store):
     assert store._db.execute("PRAGMA mmap_size").fetchone()[0] == MMAP_SIZE > 0
 
 
+def test_a_session_made_in_a_batch_takes_its_appends_in_order(store):
+    """A session the batch made starts at seq 0 without asking the table; the appends
+    after its first one read where it is, in the same batch or later."""
+    with store.batch():
+        store.create_session(SessionRecord(id="new", cwd="/w"))
+        store.append("new", _chain(2))
+        store.append("new", _chain(1, start=2))
+    store.append("new", _chain(1, start=3))
+    with store.batch():
+        store.create_session(SessionRecord(id="other", cwd="/w"))
+        with pytest.raises(StoreError):
+            store.create_session(SessionRecord(id="other", cwd="/w"))  # refused, caught
+        store.append("other", _chain(1))
+
+    assert [e.message.text for e in store.entries("new")] == ["m0", "m1", "m2", "m3"]
+    assert [e.message.text for e in store.entries("other")] == ["m0"]
+
+
 def test_a_store_from_the_first_schema_is_upgraded_in_place(tmp_path):
     path = tmp_path / "store.db"
     db = sqlite3.connect(path)

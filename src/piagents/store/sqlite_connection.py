@@ -39,6 +39,7 @@ class Connection:
         self.begun = 0  # transactions it began: names the one open now
         self.rolled_back = 0  # transactions (or savepoints) it undid
         self._version: tuple[int, int] = (0, -1)  # (transaction, PRAGMA data_version in it)
+        self._made: tuple[int, set[str]] = (0, set())  # (transaction, sessions it made)
 
     def error(self, exc: sqlite3.Error) -> StoreError:
         return sqlite_errors.translate(self.path, exc, waited=self.busy_timeout)
@@ -125,6 +126,23 @@ class Connection:
             version = int(self.db.execute("PRAGMA data_version").fetchone()[0])
             self._version = (self.begun, version)
         return version
+
+    def made(self, session_id: str) -> None:
+        """Inside a write transaction: it made this session (it has no entries yet)."""
+        begun, made = self._made
+        if begun != self.begun:
+            made = set()
+            self._made = (self.begun, made)
+        made.add(session_id)
+
+    def take_made(self, session_id: str) -> bool:
+        """Inside a write transaction: whether it made this session and nothing has been
+        appended to it since (asked by the first append, which starts it at seq 0)."""
+        begun, made = self._made
+        if begun != self.begun or session_id not in made:
+            return False
+        made.discard(session_id)
+        return True
 
     def stamp(self) -> tuple[int, int]:
         """(what other connections committed, what this one committed), as counts that

@@ -49,8 +49,12 @@ class EntryLog:
             if self._fence is not None:
                 self._fence(db, session_id)
             # Read in the transaction, never cached: another runtime may have appended to
-            # this session since (it continued it while this one did not hold it).
-            seq, packed = layout.positions(db, session_id)
+            # this session since (it continued it while this one did not hold it). One
+            # this transaction made has none yet (a spawn's child and its first message).
+            if self.conn.take_made(session_id):
+                seq, packed = 0, 0
+            else:
+                seq, packed = layout.positions(db, session_id)
             end = seq + len(rows)
             db.executemany(
                 "INSERT INTO entries (session_id, seq, entry_id, type, body) VALUES (?,?,?,?,?)",

@@ -56,6 +56,7 @@ class SessionTable:
                     json.dumps(record.meta),
                 ),
             )
+            self.conn.made(record.id)
 
     def discard(self, session_id: str) -> None:
         with self.conn.tx() as db:
