@@ -101,6 +101,13 @@ _KNOWN_REFS: dict[tuple[str, str], ModelInfo] = {
 }
 
 
+# Longest first, so gpt-4o-mini is never read as gpt-4o.
+_PREFIXES = tuple(
+    (name + "-", info) for name, info in sorted(_KNOWN.items(), key=lambda k: -len(k[0]))
+)
+
+
+@functools.lru_cache(maxsize=256)  # a pure function of a constant table; asked every turn
 def model_info(ref: ModelRef) -> ModelInfo:
     """Facts of a known model: an exact id, else the longest known name that is
     followed by `-` (dated or suffixed ids); ids routed through another vendor's
@@ -112,10 +119,9 @@ def model_info(ref: ModelRef) -> ModelInfo:
         info = _KNOWN.get(model_id)
         if info is not None:
             return info
-        # Longest first, so gpt-4o-mini is never read as gpt-4o.
-        for name in sorted(_KNOWN, key=len, reverse=True):
-            if model_id.startswith(name + "-"):
-                return _KNOWN[name]
+        for prefix, info in _PREFIXES:
+            if model_id.startswith(prefix):
+                return info
     return ModelInfo()
 
 
