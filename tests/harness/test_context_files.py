@@ -4,10 +4,51 @@ when one that could count has changed."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
+from piagents.harness import context_files, context_watch
 from piagents.harness.context_files import ContextFileCache
 from piagents.harness.system_prompt import find_context_files
+
+
+@pytest.fixture(autouse=True, params=["watched", "unwatched"])
+def watching(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every answer must be the same with the kernel's notices of changes and without."""
+    if request.param == "unwatched":
+        monkeypatch.setattr(context_files, "shared_watch", lambda: None)
+    elif context_watch.shared_watch() is None:
+        pytest.skip("no inotify here")
+    return str(request.param)
+
+
+class Looks:
+    """Counts the looks at the disk (status checks of candidate paths)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        real = context_files._stamp
+
+        def stamp(path: str) -> context_files.Stamp:
+            self.count += 1
+            return real(path)
+
+        monkeypatch.setattr(context_files, "_stamp", stamp)
+
+
+@pytest.fixture
+def looks(monkeypatch: pytest.MonkeyPatch) -> Looks:
+    return Looks(monkeypatch)
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[float]]:
+    """The cache's monotonic clock, moved by the test."""
+    at = [1000.0]
+    monkeypatch.setattr(context_files, "now", lambda: at[0])
+    yield at
 
 
 class CountingFind:
@@ -140,3 +181,116 @@ def test_paths_resolve_as_pythons_realpath_does(tmp_path: Path) -> None:
         Path("/"),
     ):
         assert _realpath(str(given)) == os.path.realpath(given), given
+
+
+# ---- with the kernel's notices (inotify) --------------------------------------------
+
+
+def test_a_watched_answer_stands_without_a_look_at_the_disk(
+    tmp_path: Path, watching: str, looks: Looks, clock: list[float]
+) -> None:
+    cwd, home = project(tmp_path)
+    cache = ContextFileCache()
+    first = cache.find(cwd, home)
+    looks.count = 0
+    assert cache.find(cwd, home) == first
+    if watching == "unwatched":
+        assert looks.count > 0
+        return
+    assert looks.count == 0
+    clock[0] += context_watch.MAX_TRUST_S  # a second on: looked at in full again
+    assert cache.find(cwd, home) == first
+    assert looks.count > 0
+
+
+def test_writes_to_other_files_beside_them_do_not_make_it_look_again(
+    tmp_path: Path, watching: str, looks: Looks, clock: list[float]
+) -> None:
+    """The store's log lives in home, beside home's AGENTS.md, and is written all the time."""
+    cwd, home = project(tmp_path)
+    cache = ContextFileCache()
+    first = cache.find(cwd, home)
+    log = home / "store.db-wal"
+    log.write_text("x")
+    cache.find(cwd, home)  # its creation counts (it might have been a directory on the way)
+    looks.count = 0
+    with log.open("a") as f:
+        f.write("more")
+    (cwd / "notes.txt").write_text("not a context file")
+    assert cache.find(cwd, home) == first
+    if watching == "watched":
+        assert looks.count == 0
+
+
+def test_every_change_is_seen_at_once(tmp_path: Path, clock: list[float]) -> None:
+    """The clock stands still: only the kernel's notices can make it look again."""
+    cwd, home = project(tmp_path)
+    cache = ContextFileCache()
+    rules = cwd.parent / "AGENTS.md"
+
+    def last() -> tuple[Path, str]:
+        return only_under(tmp_path, cache.find(cwd, home))[-1]
+
+    assert last() == (rules, "repo rules")
+    before = rules.stat()
+    rules.write_text("REPO RULES")  # in place, same size, old times put back
+    os.utime(rules, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert last() == (rules, "REPO RULES")
+    (cwd / "CLAUDE.md").write_text("pkg rules")
+    assert last() == (cwd / "CLAUDE.md", "pkg rules")
+    elsewhere = tmp_path.resolve() / "shared" / "rules.md"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text("shared rules")
+    (cwd / "AGENTS.md").symlink_to(elsewhere)
+    assert last() == (cwd / "AGENTS.md", "shared rules")
+    elsewhere.write_text("shared rules, edited where the link points")
+    assert last() == (cwd / "AGENTS.md", "shared rules, edited where the link points")
+    replacement = elsewhere.with_name("new.md")
+    replacement.write_text("saved by renaming over it")
+    replacement.replace(elsewhere)
+    assert last() == (cwd / "AGENTS.md", "saved by renaming over it")
+    (cwd / "AGENTS.md").unlink()
+    (cwd / "CLAUDE.md").unlink()
+    assert last() == (rules, "REPO RULES")
+    (home / "AGENTS.md").unlink()
+    assert (home / "AGENTS.md", "home rules") not in cache.find(cwd, home)
+
+
+def test_a_directory_on_the_way_replaced_is_seen_at_once(
+    tmp_path: Path, clock: list[float]
+) -> None:
+    root = tmp_path.resolve()
+    cwd = root / "repo" / "pkg"
+    cwd.mkdir(parents=True)
+    (root / "repo" / "AGENTS.md").write_text("first repo")
+    cache = ContextFileCache()
+    assert only_under(tmp_path, cache.find(cwd)) == [(root / "repo" / "AGENTS.md", "first repo")]
+    (root / "repo").rename(root / "old")  # the path now leads to another directory
+    (root / "repo" / "pkg").mkdir(parents=True)
+    (root / "repo" / "AGENTS.md").write_text("second repo")
+    assert only_under(tmp_path, cache.find(cwd)) == [(root / "repo" / "AGENTS.md", "second repo")]
+    (root / "old" / "AGENTS.md").write_text("the moved one, edited")  # no longer on the way
+    (root / "repo" / "AGENTS.md").write_text("second repo, edited")
+    assert only_under(tmp_path, cache.find(cwd)) == [
+        (root / "repo" / "AGENTS.md", "second repo, edited")
+    ]
+
+
+def test_a_path_given_through_a_link_is_looked_at_each_time(
+    tmp_path: Path, looks: Looks, clock: list[float]
+) -> None:
+    root = tmp_path.resolve()
+    (root / "real").mkdir()
+    (root / "link").symlink_to(root / "real")
+    cache = ContextFileCache()
+    cache.find(root / "link")
+    looks.count = 0
+    cache.find(root / "link")
+    assert looks.count > 0
+
+
+def test_a_forked_child_makes_a_watch_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    mine = context_watch.shared_watch()
+    monkeypatch.setattr(context_watch.os, "getpid", lambda: -1)
+    theirs = context_watch.shared_watch()
+    assert theirs is not None and theirs is not mine

@@ -6,7 +6,9 @@ directory would read the same files thousands of times; `ContextFileCache` reads
 once per (cwd, home) and again as soon as any file that could count has changed: it
 compares the status (inode, size, modification and change times, type) of every
 candidate path, present or not, before it answers, so an edited, added, removed or
-replaced `AGENTS.md` is read fresh.
+replaced `AGENTS.md` is read fresh. Where the kernel reports changes
+(`context_watch`), an answer checked less than a second ago stands without that look
+while nothing under its paths has changed.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
+from piagents.harness.context_watch import MAX_TRUST_S, ContextWatch, now, shared_watch
 from piagents.harness.system_prompt import CONTEXT_FILE_NAMES, find_context_files
 
 ContextFiles = list[tuple[Path, str]]
@@ -64,10 +68,14 @@ def _libc_realpath() -> Callable[[str], str] | None:
 _realpath: Callable[[str], str] = _libc_realpath() or os.path.realpath
 
 
+def _resolved(cwd: Path | str, home: Path | str | None) -> tuple[str, str | None]:
+    return _realpath(str(cwd)), None if home is None else _realpath(str(home))
+
+
 def _candidates(cwd: Path, home: Path | None) -> tuple[str, ...]:
     """Every path `find_context_files(cwd, home)` may read, in its order. The paths are
     resolved each time (a link may have moved); what they give is worked out once."""
-    return _paths_of(_realpath(str(cwd)), None if home is None else _realpath(str(home)))
+    return _paths_of(*_resolved(cwd, home))
 
 
 @functools.lru_cache(maxsize=MAX_DIRECTORIES)
@@ -88,9 +96,39 @@ def _paths_of(directory: str, home: str | None) -> tuple[str, ...]:
     return tuple(paths)
 
 
-def signature(cwd: Path, home: Path | None) -> tuple[tuple[str, Stamp], ...]:
+Signature = tuple[tuple[str, Stamp], ...]
+
+
+def signature(cwd: Path, home: Path | None) -> Signature:
     """What the answer for (cwd, home) depends on: each candidate path and its status."""
-    return tuple((path, _stamp(path)) for path in _candidates(cwd, home))
+    return _stamped(_candidates(cwd, home))
+
+
+def _stamped(paths: tuple[str, ...]) -> Signature:
+    return tuple((path, _stamp(path)) for path in paths)
+
+
+def _directories(*resolved: str | None) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """Each directory from the root down to each resolved path, with the names in it
+    that count: its context files, and the entry that leads on towards the path."""
+    for path in resolved:
+        if path is None:
+            continue
+        yield path, CONTEXT_FILE_NAMES
+        while True:
+            parent, name = os.path.split(path)
+            if parent == path or not name:
+                break
+            yield parent, (*CONTEXT_FILE_NAMES, name)
+            path = parent
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    stamps: Signature
+    files: ContextFiles
+    checked: float  # when (monotonic)
+    generation: int | None  # the watch's when checked; None: not watched, check each time
 
 
 class ContextFileCache:
@@ -101,22 +139,53 @@ class ContextFileCache:
         find: Callable[[Path, Path | None], ContextFiles] = find_context_files,
         *,
         max_directories: int = MAX_DIRECTORIES,
+        watch: Callable[[], ContextWatch | None] | None = None,
     ) -> None:
         self._find = find
         self._max = max_directories
-        self._known: dict[tuple[str, str | None], tuple[object, ContextFiles]] = {}
+        self._watch = watch or shared_watch  # the process's inotify watch, if it has one
+        self._known: dict[tuple[str, str | None], _Answer] = {}
 
     def find(self, cwd: Path, home: Path | None = None) -> ContextFiles:
         key = (str(cwd), None if home is None else str(home))
+        known = self._known.get(key)
+        watch = self._watch()
+        if (
+            known is not None
+            and known.generation is not None
+            and watch is not None
+            and now() - known.checked < MAX_TRUST_S
+            and watch.generation() == known.generation
+        ):
+            return list(known.files)
+        resolved = _resolved(cwd, home)
+        before = None  # the watch's generation before the look, if it watches these paths
+        if watch is not None and resolved == key:
+            start = watch.generation()  # a change it notices makes it watch anew: not after
+            if watch.watch(_directories(*resolved), ()) and watch.generation() == start:
+                before = start
+        checked = now()
         # Taken before reading: a file changed while it is read has another stamp
         # next time, so it is read again then.
-        stamps = signature(cwd, home)
-        known = self._known.get(key)
-        if known is not None and known[0] == stamps:
-            return list(known[1])
-        found = self._find(cwd, home)
+        stamps = _stamped(_paths_of(*resolved))
+        if known is not None and known.stamps == stamps:
+            found = list(known.files)
+        else:
+            found = self._find(cwd, home)
+        generation = None
+        if before is not None:
+            existing = [path for path, stamp in stamps if stamp is not None]
+            # Watched only now that they are known to exist: trusted only if unchanged
+            # since they were stamped, and nothing else changed meanwhile.
+            if (
+                watch is not None
+                and watch.watch((), existing)
+                and all(_stamp(path) == stamp for path, stamp in stamps if stamp is not None)
+                and watch.generation() == before
+            ):
+                generation = before
         self._known.pop(key, None)
         if len(self._known) >= self._max:
             self._known.pop(next(iter(self._known)))
-        self._known[key] = (stamps, list(found))
+        self._known[key] = _Answer(stamps, list(found), checked, generation)
         return found

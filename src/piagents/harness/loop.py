@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,7 @@ from piagents.harness.events import (
     ToolStarted,
     TurnStarted,
 )
-from piagents.harness.loop_guard import RepeatGuard, model_calls_exhausted
+from piagents.harness.loop_guard import model_calls_exhausted
 from piagents.harness.loop_records import (
     DEFAULT_CONFIG,
     AbortResult,
@@ -48,6 +48,7 @@ from piagents.harness.loop_records import (
     QueueMode,
     render,
 )
+from piagents.harness.loop_run import Run
 from piagents.harness.session import Session
 from piagents.harness.streaming import stream_response
 from piagents.harness.tool_calls import (
@@ -72,43 +73,6 @@ class LoopHooks:
     before_model_call: Callable[[AgentLoop], Awaitable[None]] | None = None
     # Inputs taken back before they started (abort, or a user clearing the queue).
     on_withdrawn: Callable[[AgentLoop, tuple[Input, ...]], None] | None = None
-
-
-@dataclass(slots=True)
-class _Run:
-    inputs: list[Input]
-    aborted: asyncio.Event = field(default_factory=asyncio.Event)
-    abandoned: asyncio.Event = field(default_factory=asyncio.Event)
-    finished: asyncio.Event = field(default_factory=asyncio.Event)
-    step: asyncio.Task[AssistantMessage] | None = None
-    model_calls: int = 0
-    repeats: RepeatGuard = field(default_factory=RepeatGuard)
-    on_abandon: list[Callable[[object], None]] = field(default_factory=list)
-
-    def abandon(self) -> None:
-        """Give up waiting for the run's step: those waiting for it or this wake now."""
-        self.abandoned.set()
-        for wake in list(self.on_abandon):
-            wake(None)
-
-    async def until_done_or_abandoned(self, step: asyncio.Task[Any]) -> None:
-        """Once `step` is done or the run abandoned, whichever comes first: one future
-        woken by either (a turn made a task and two futures for this with asyncio.wait)."""
-        if step.done() or self.abandoned.is_set():
-            return
-        woken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-        def wake(_: object) -> None:
-            if not woken.done():
-                woken.set_result(None)
-
-        step.add_done_callback(wake)
-        self.on_abandon.append(wake)
-        try:
-            await woken
-        finally:
-            step.remove_done_callback(wake)
-            self.on_abandon.remove(wake)
 
 
 class AgentLoop:
@@ -148,7 +112,7 @@ class AgentLoop:
         self._writes: deque[Input] = deque()
         self._waiters: dict[str, asyncio.Future[RunOutcome]] = {}
         self._driver: asyncio.Task[None] | None = None
-        self._run: _Run | None = None
+        self._run: Run | None = None
         self._abandoned: set[asyncio.Task[Any]] = set()
         self._turn = 0
         self.closed = False
@@ -277,7 +241,7 @@ class AgentLoop:
             await self._run_inputs(batch)
 
     async def _run_inputs(self, batch: list[Input]) -> None:
-        run = _Run(list(batch))
+        run = Run(list(batch))
         self._run = run
         outcome: RunOutcome | None = None
         try:
@@ -321,7 +285,7 @@ class AgentLoop:
             if fut is not None and not fut.done():
                 fut.set_result(outcome)
 
-    async def _turns(self, run: _Run) -> RunOutcome:
+    async def _turns(self, run: Run) -> RunOutcome:
         while True:
             if run.aborted.is_set():
                 return RunOutcome(tuple(run.inputs), "aborted", "")
@@ -369,7 +333,7 @@ class AgentLoop:
         step.add_done_callback(self._abandoned.discard)
         let_go(step)
 
-    async def _step(self, run: _Run) -> AssistantMessage:
+    async def _step(self, run: Run) -> AssistantMessage:
         """One model response and its tool calls; commits each step as it happens."""
         if self.hooks.before_model_call is not None:  # inside the step, so abort cancels it
             await self.hooks.before_model_call(self)
@@ -384,7 +348,7 @@ class AgentLoop:
         await self._execute_tools(run, message.tool_calls, unusable)
         return message
 
-    async def _stream(self, run: _Run) -> AssistantMessage:
+    async def _stream(self, run: Run) -> AssistantMessage:
         provider = self.resolve_provider(self.model)
         request = ModelRequest(
             model=self.model,
@@ -405,7 +369,7 @@ class AgentLoop:
         return await stream_response(provider, request, self.config.retry, self.emit, keep_partial)
 
     async def _execute_tools(
-        self, run: _Run, calls: list[ToolCall], unusable: dict[int, ArgumentProblem]
+        self, run: Run, calls: list[ToolCall], unusable: dict[int, ArgumentProblem]
     ) -> None:
         """Run the calls of one response; those in `unusable` (by index) only get their error."""
         results: dict[int, ToolResultMessage] = {}
@@ -449,7 +413,7 @@ class AgentLoop:
             raise
 
     async def _execute_tool(
-        self, run: _Run, call: ToolCall, turn_calls: tuple[str, ...]
+        self, run: Run, call: ToolCall, turn_calls: tuple[str, ...]
     ) -> ToolResultMessage:
         return result_message(call, await self.run_tool(call, run.aborted, turn_calls))
 
