@@ -11,7 +11,7 @@ to it, for changes to its context files and to the entry leading on towards `cwd
 directory renamed, removed or replaced by a link is noticed); and every candidate file
 that exists, itself, through links (an `AGENTS.md` linked to a file elsewhere is
 edited there). Writes to other files in those directories (the store's own log in
-`home`) are not changes. Any change noticed makes every answer checked again, once.
+`home`) are not watched. Any change noticed makes every answer checked again, once.
 
 A path given unresolved (through a link) is never trusted this way: moving the link
 changes the answer without a change under the resolved paths. Changes the kernel does
@@ -36,10 +36,20 @@ log = logging.getLogger("piagents")
 MAX_TRUST_S = 1.0  # an answer is checked in full at least this often
 MAX_WATCHES = 4096  # more paths than this are not watched: their answers are checked
 
-_EVENTS = [
-    "MODIFY", "ATTRIB", "CLOSE_WRITE", "MOVED_FROM", "MOVED_TO", "CREATE", "DELETE",
-    "DELETE_SELF", "MOVE_SELF",
-]  # fmt: skip
+# A directory: its entries made, removed, renamed or changed in mode, and itself gone.
+# Not the writes to the files in it: a context file that exists is watched itself, and
+# the others (the store's log in `home`) would be read and thrown away at every commit.
+_DIRECTORY_EVENTS = (
+    "ATTRIB",
+    "MOVED_FROM",
+    "MOVED_TO",
+    "CREATE",
+    "DELETE",
+    "DELETE_SELF",
+    "MOVE_SELF",
+)
+# A context file (through links): written, changed in mode or links, removed, renamed.
+_FILE_EVENTS = ("MODIFY", "ATTRIB", "CLOSE_WRITE", "DELETE_SELF", "MOVE_SELF")
 
 
 class ContextWatch:
@@ -48,9 +58,8 @@ class ContextWatch:
 
     def __init__(self, inotify: Any, flags: Any) -> None:
         self._inotify = inotify
-        self._mask = 0
-        for name in _EVENTS:
-            self._mask |= int(getattr(flags, name))
+        self._directory_mask = _mask(flags, _DIRECTORY_EVENTS)
+        self._file_mask = _mask(flags, _FILE_EVENTS)
         self._overflow = int(flags.Q_OVERFLOW)
         self._gone = int(flags.IGNORED)
         self._lock = threading.Lock()
@@ -103,7 +112,8 @@ class ContextWatch:
             if len(self._paths) >= MAX_WATCHES:
                 return False
             try:
-                wd = self._inotify.add_watch(path, self._mask)
+                mask = self._file_mask if names is None else self._directory_mask
+                wd = self._inotify.add_watch(path, mask)
             except OSError:  # gone, unreadable, or no watch left for this user
                 return False
             self._paths[path] = wd
@@ -114,6 +124,13 @@ class ContextWatch:
             if known is not None:
                 known |= names
         return True
+
+
+def _mask(flags: Any, names: Iterable[str]) -> int:
+    mask = 0
+    for name in names:
+        mask |= int(getattr(flags, name))
+    return mask
 
 
 _shared: tuple[int, ContextWatch | None] | None = None
