@@ -14,8 +14,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable
+from types import TracebackType
 
 from piagents.events.records import AgentLoopEvent, EventsLost, RuntimeEvent
 from piagents.harness.events import LoopEvent
@@ -137,21 +137,10 @@ class EventHub:
             return
         self._deliver(event)
 
-    @contextmanager
-    def held(self) -> Iterator[None]:
+    def held(self) -> _Held:
         """Events published inside are delivered when it ends, in order, or dropped when
         it raises: around a store batch, which commits (or undoes) them all at once."""
-        if self._held is not None:  # inside another: that one delivers them
-            yield
-            return
-        held: list[RuntimeEvent] = []
-        self._held = held
-        try:
-            yield
-        finally:
-            self._held = None
-        for event in held:
-            self._deliver(event)
+        return _Held(self)
 
     def _deliver(self, event: RuntimeEvent) -> None:
         for listener in list(self._listeners):
@@ -195,3 +184,28 @@ class EventHub:
         """The runtime closed: async subscriptions end once their reader has drained them."""
         for subscription in list(self._subscriptions):
             subscription.close()
+
+
+class _Held:
+    """`EventHub.held()` (a class, not a generator's context manager: a spawn holds once)."""
+
+    __slots__ = ("_events", "_hub")
+
+    def __init__(self, hub: EventHub) -> None:
+        self._hub = hub
+        self._events: list[RuntimeEvent] | None = None
+
+    def __enter__(self) -> None:
+        if self._hub._held is None:  # else inside another: that one delivers them
+            self._events = self._hub._held = []
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        events = self._events
+        if events is None:
+            return
+        self._hub._held = None
+        if exc is None:
+            for event in events:
+                self._hub._deliver(event)

@@ -165,7 +165,7 @@ class Store(Protocol):
 
     location: str
 
-    def batch(self) -> AbstractContextManager[None]:
+    def batch(self) -> AbstractContextManager[object]:
         """The calls made inside, on this thread, as one transaction: all committed when
         it ends, or none when it raises. A call that fails inside undoes only itself
         and raises as usual. Nothing may await inside: another task's calls would

@@ -8,8 +8,8 @@ sessions, entries, inputs, search, leases and generations (`sqlite_*`).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from piagents.store import lease
@@ -98,10 +98,8 @@ class SQLiteStore(TableStore):
     def mark_read(self, ids: Sequence[str]) -> None:
         self._unread.mark_read(ids)
 
-    @contextmanager
-    def batch(self) -> Iterator[None]:
-        with self._conn.tx():
-            yield
+    def batch(self) -> AbstractContextManager[object]:
+        return self._conn.tx()
 
     def mailbox(self, token: str, on_poke: Callable[[], None]) -> Mailbox | None:
         return None  # one machine: runtimes poke each other's Unix sockets

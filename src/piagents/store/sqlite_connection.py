@@ -6,9 +6,9 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import TracebackType
 from typing import Any, TypeVar
 
 from piagents.store import sqlite_errors
@@ -50,8 +50,7 @@ class Connection:
         with contextlib.suppress(sqlite3.Error):
             self.db.execute("ROLLBACK")
 
-    @contextmanager
-    def tx(self, *, one_write: bool = False) -> Iterator[sqlite3.Connection]:
+    def tx(self, *, one_write: bool = False) -> _Transaction:
         """One write transaction; any SQLite error in it is the store's own, typed.
 
         Inside another one (on the same thread) it is a savepoint of that one: its
@@ -59,63 +58,7 @@ class Connection:
         that makes `one_write` (a single statement that changes rows, besides reads)
         needs no savepoint for that: SQLite undoes a statement that fails by itself,
         and an error that undoes more undoes the whole transaction either way."""
-        with self._lock:
-            if self._depth:
-                if one_write:
-                    try:
-                        yield self.db
-                    except BaseException as exc:
-                        self.rolled_back += 1  # as a savepoint's: what was read may differ
-                        if isinstance(exc, sqlite3.Error):
-                            raise self.error(exc) from exc
-                        raise
-                    return
-                with self._savepoint():
-                    yield self.db
-                return
-            try:
-                self.db.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as exc:
-                raise self.error(exc) from exc
-            self.begun += 1
-            self._depth = 1
-            try:
-                yield self.db
-                self.db.execute("COMMIT")
-                self.commits += 1
-            except sqlite3.Error as exc:
-                self._roll_back()
-                raise self.error(exc) from exc
-            except BaseException:
-                self._roll_back()
-                raise
-            finally:
-                self._depth = 0
-            if self.checkpointer is not None:
-                with contextlib.suppress(sqlite3.Error):  # committed: a checkpoint can wait
-                    self.checkpointer.committed()
-
-    @contextmanager
-    def _savepoint(self) -> Iterator[None]:
-        name = f"inner{self._depth}"
-        try:
-            self.db.execute(f"SAVEPOINT {name}")
-        except sqlite3.Error as exc:
-            raise self.error(exc) from exc
-        self._depth += 1
-        try:
-            yield
-            self.db.execute(f"RELEASE {name}")
-        except BaseException as exc:
-            self.rolled_back += 1
-            with contextlib.suppress(sqlite3.Error):
-                self.db.execute(f"ROLLBACK TO {name}")
-                self.db.execute(f"RELEASE {name}")
-            if isinstance(exc, sqlite3.Error):
-                raise self.error(exc) from exc
-            raise
-        finally:
-            self._depth -= 1
+        return _Transaction(self, one_write)
 
     def outside_version(self) -> int:
         """Inside a write transaction: what other connections had committed when it
@@ -169,3 +112,104 @@ class Connection:
             self.checkpointer.close()
         with self._lock, contextlib.suppress(sqlite3.Error):
             self.db.close()
+
+
+_OUTER, _SAVEPOINT, _ONE_WRITE = 0, 1, 2
+
+
+class _Transaction:
+    """`Connection.tx()`: a class rather than a generator's context manager, which costs
+    a microsecond more each time (a spawn enters four)."""
+
+    __slots__ = ("_conn", "_kind", "_name", "_one_write")
+
+    def __init__(self, conn: Connection, one_write: bool) -> None:
+        self._conn = conn
+        self._one_write = one_write
+        self._kind = _OUTER
+        self._name = ""
+
+    def __enter__(self) -> sqlite3.Connection:
+        conn = self._conn
+        conn._lock.acquire()
+        try:
+            if conn._depth:
+                if self._one_write:
+                    self._kind = _ONE_WRITE
+                    return conn.db
+                name = f"inner{conn._depth}"
+                try:
+                    conn.db.execute(f"SAVEPOINT {name}")
+                except sqlite3.Error as exc:
+                    raise conn.error(exc) from exc
+                conn._depth += 1
+                self._kind, self._name = _SAVEPOINT, name
+                return conn.db
+            try:
+                conn.db.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise conn.error(exc) from exc
+            conn.begun += 1
+            conn._depth = 1
+            self._kind = _OUTER
+            return conn.db
+        except BaseException:
+            conn._lock.release()
+            raise
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        conn = self._conn
+        try:
+            if self._kind == _ONE_WRITE:
+                if exc is not None:
+                    conn.rolled_back += 1  # as a savepoint's: what was read may differ
+                    if isinstance(exc, sqlite3.Error):
+                        raise conn.error(exc) from exc
+            elif self._kind == _SAVEPOINT:
+                self._end_savepoint(conn, exc)
+            else:
+                self._end(conn, exc)
+        finally:
+            conn._lock.release()
+
+    def _end_savepoint(self, conn: Connection, exc: BaseException | None) -> None:
+        name = self._name
+        try:
+            if exc is None:
+                try:
+                    conn.db.execute(f"RELEASE {name}")
+                    return
+                except sqlite3.Error as failed:
+                    exc = failed
+            conn.rolled_back += 1
+            with contextlib.suppress(sqlite3.Error):
+                conn.db.execute(f"ROLLBACK TO {name}")
+                conn.db.execute(f"RELEASE {name}")
+            if isinstance(exc, sqlite3.Error):
+                raise conn.error(exc) from exc
+        finally:
+            conn._depth -= 1
+
+    def _end(self, conn: Connection, exc: BaseException | None) -> None:
+        try:
+            if exc is not None:
+                conn._roll_back()
+                if isinstance(exc, sqlite3.Error):
+                    raise conn.error(exc) from exc
+                return
+            try:
+                conn.db.execute("COMMIT")
+                conn.commits += 1
+            except sqlite3.Error as failed:
+                conn._roll_back()
+                raise conn.error(failed) from failed
+            except BaseException:
+                conn._roll_back()
+                raise
+        finally:
+            conn._depth = 0
+        if conn.checkpointer is not None:
+            with contextlib.suppress(sqlite3.Error):  # committed: a checkpoint can wait
+                conn.checkpointer.committed()
