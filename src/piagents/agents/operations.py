@@ -194,7 +194,7 @@ class Operations:
             owned = self.owned_by(me)
             unread = self._unread([s.id for s in owned])
             with_unread = {r.recipient_id for r in unread}
-            selected = [s for s in owned if tree.pending(s.id) or s.id in with_unread]
+            selected = [s for s in owned if s.id in with_unread or tree.pending(s.id)]
             if history:
                 selected = selected if selected else owned
         else:
