@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from piagents.ai.messages import UserMessage
 from piagents.store.base import Store, StoreError
-from piagents.store.records import SessionRecord, new_id
+from piagents.store.records import MessageEntry, SessionRecord, new_id
 
 
 def session(name: str) -> SessionRecord:
@@ -63,5 +64,44 @@ def test_a_read_that_fails_in_a_batch_leaves_the_batch_usable(store: Store, back
     with store.batch():
         with pytest.raises(StoreError):
             store.get_session(a.id)  # damaged: refused, and caught
+        store.create_session(b)
+    assert store.get_session(b.id) is not None
+
+
+def test_an_atomic_batch_commits_its_calls_together(backend) -> None:
+    store = backend.open()
+    other = backend.open()
+    root = session("root")
+    with store.batch(atomic=True):
+        store.create_session(root)
+        store.append(root.id, [MessageEntry(UserMessage.of("first"))])
+        assert other.get_session(root.id) is None
+    assert [e.message.text for e in other.entries(root.id)] == ["first"]
+
+
+def test_an_atomic_batch_in_which_a_write_failed_saves_nothing_even_if_caught(
+    store: Store,
+) -> None:
+    a = session("a")
+    with (
+        pytest.raises(StoreError, match="nothing of the batch was saved"),
+        store.batch(atomic=True),
+    ):
+        store.create_session(a)
+        with pytest.raises(StoreError):  # same id twice: refused, and caught
+            store.create_session(a)
+        store.update_session(a.id, name="renamed")
+    assert store.get_session(a.id) is None
+    store.create_session(a)  # the store is usable again
+    assert store.get_session(a.id) is not None
+
+
+def test_an_atomic_batch_goes_on_after_a_read_that_failed(store: Store, backend) -> None:
+    a, b = session("a"), session("b")
+    store.create_session(a)
+    backend.sql("UPDATE sessions SET thinking = 'huge' WHERE id = ?", a.id)
+    with store.batch(atomic=True):
+        with pytest.raises(StoreError):
+            store.get_session(a.id)  # damaged: refused, and caught; nothing was written
         store.create_session(b)
     assert store.get_session(b.id) is not None

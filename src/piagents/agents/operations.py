@@ -83,7 +83,8 @@ class Operations:
             return error(str(exc))
         child: Agent | None = None
         try:
-            with self.ports.store().batch():  # the child and its first input: one commit
+            # The child and its first input: one commit, and nothing of it if a part fails.
+            with self.ports.store().batch(atomic=True):
                 child = self.ports.loader.create_owned(
                     caller,
                     name=name,

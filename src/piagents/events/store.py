@@ -26,9 +26,9 @@ class PublishingStore:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    def batch(self) -> AbstractContextManager[object]:
+    def batch(self, *, atomic: bool = False) -> AbstractContextManager[object]:
         """The inner store's batch; its events are delivered once it committed."""
-        return _PublishedBatch(self._hub.held(), self.inner.batch())
+        return _PublishedBatch(self._hub.held(), self.inner.batch(atomic=atomic))
 
     def add_input(self, record: InputRecord) -> InputRecord:
         stored = self.inner.add_input(record)

@@ -24,6 +24,9 @@ from piagents.store.records import (
 )
 from piagents.store.write_thread import LaterWrite
 
+DOOMED = "A change in this batch failed, so nothing of the batch was saved."
+"""What an atomic batch (`Store.batch`) raises as it ends after one of its writes failed."""
+
 
 class StoreError(Exception):
     """The store cannot be used, or cannot be written now. Nothing of the failed
@@ -165,11 +168,16 @@ class Store(Protocol):
 
     location: str
 
-    def batch(self) -> AbstractContextManager[object]:
+    def batch(self, *, atomic: bool = False) -> AbstractContextManager[object]:
         """The calls made inside, on this thread, as one transaction: all committed when
         it ends, or none when it raises. A call that fails inside undoes only itself
         and raises as usual. Nothing may await inside: another task's calls would
-        join it."""
+        join it.
+
+        `atomic`: the caller gives up on the whole batch when a call fails (a spawn:
+        the child, its first message and its input, or nothing), so the store need not
+        make each call a part of its own; a batch in which a write failed then saves
+        nothing and raises StoreError (DOOMED) as it ends, even if the caller went on."""
         ...
 
     def create_session(self, record: SessionRecord) -> None: ...

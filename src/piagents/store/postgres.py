@@ -97,8 +97,8 @@ class PostgresStore(TableStore):
         return int(self._conn.db.info.backend_pid)
 
     @contextmanager
-    def batch(self) -> Iterator[None]:
-        with self._conn.batch():
+    def batch(self, *, atomic: bool = False) -> Iterator[None]:
+        with self._conn.batch(atomic=atomic):
             yield
 
     def append_later(

@@ -29,7 +29,7 @@ from typing import Any, Final, Generic, TypeVar
 import psycopg
 
 from piagents.store import postgres_errors as errors
-from piagents.store.base import StoreError
+from piagents.store.base import DOOMED, StoreError
 from piagents.store.write_thread import RERUN
 
 T = TypeVar("T")
@@ -79,6 +79,7 @@ class Connection:
         self._lock = threading.RLock()
         self._depth = 0  # transactions open on the thread holding the lock
         self._batch_lost = False
+        self._doomed: bool | None = None  # in an atomic batch: whether a call failed
         self._owed = ""  # a batch's commands not sent yet (BEGIN, RELEASEs)
         self._begun = False  # the batch's BEGIN has reached the server
         self._closed = False
@@ -206,8 +207,10 @@ class Connection:
                     ) from again
 
     @contextmanager
-    def batch(self) -> Iterator[None]:
-        """The calls made inside as one transaction, each a savepoint of it."""
+    def batch(self, *, atomic: bool = False) -> Iterator[None]:
+        """The calls made inside as one transaction, each a savepoint of it. `atomic`:
+        one call failing dooms the batch (`Store.batch`); each is a savepoint still, the
+        server refusing every statement after a failed one otherwise."""
         with self._lock:
             if self._depth:
                 with self._savepoint():
@@ -216,10 +219,13 @@ class Connection:
             self._ensure()
             # BEGIN goes with the first call's SAVEPOINT (see the module docstring).
             self._depth, self._batch_lost, self._owed, self._begun = 1, False, "BEGIN", False
+            self._doomed = False if atomic else None
             try:
                 yield
                 if self._batch_lost:
                     raise errors.lost(self.location, "during a batch: nothing of it was saved")
+                if self._doomed:
+                    raise StoreError(DOOMED)
                 if self._begun:
                     self._send("COMMIT")
             except psycopg.Error as exc:
@@ -236,6 +242,7 @@ class Connection:
                 raise
             finally:
                 self._depth, self._batch_lost, self._owed, self._begun = 0, False, "", False
+                self._doomed = None
 
     def _send(self, command: str) -> None:
         """`command` after the commands owed, in one round trip."""
@@ -260,8 +267,9 @@ class Connection:
                 self._ensure()
 
     @contextmanager
-    def _savepoint(self) -> Iterator[None]:
-        """A part of the open transaction: its failure undoes only itself."""
+    def _savepoint(self, *, writes: bool = True) -> Iterator[None]:
+        """A part of the open transaction: its failure undoes only itself (and dooms an
+        atomic batch, when it `writes`)."""
         if self._batch_lost:
             raise errors.lost(self.location, "during a batch: nothing of it was saved")
         name = f"inner{self._depth}"
@@ -274,6 +282,8 @@ class Connection:
             yield
             self._owed = f"{self._owed}; RELEASE SAVEPOINT {name}".lstrip("; ")
         except BaseException as exc:
+            if writes and self._doomed is not None:
+                self._doomed = True
             if isinstance(exc, psycopg.Error) and errors.is_lost(self.db, exc):
                 raise self._in_batch(exc) from exc
             # The RELEASEs owed are of savepoints inside this one: the ROLLBACK TO
@@ -304,7 +314,7 @@ class Connection:
         store as it was when the first one ran (a read-only transaction)."""
         with self._lock:
             if self._depth:
-                with self._savepoint():
+                with self._savepoint(writes=False):
                     return fn(self.db)
             for attempt in range(ATTEMPTS):
                 self._ensure()

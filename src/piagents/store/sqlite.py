@@ -98,8 +98,8 @@ class SQLiteStore(TableStore):
     def mark_read(self, ids: Sequence[str]) -> None:
         self._unread.mark_read(ids)
 
-    def batch(self) -> AbstractContextManager[object]:
-        return self._conn.tx()
+    def batch(self, *, atomic: bool = False) -> AbstractContextManager[object]:
+        return self._conn.tx(atomic=atomic)
 
     def mailbox(self, token: str, on_poke: Callable[[], None]) -> Mailbox | None:
         return None  # one machine: runtimes poke each other's Unix sockets

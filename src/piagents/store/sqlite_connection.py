@@ -12,7 +12,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from piagents.store import sqlite_errors
-from piagents.store.base import StoreError
+from piagents.store.base import DOOMED, StoreError
 from piagents.store.sqlite_checkpoint import Checkpointer
 
 T = TypeVar("T")
@@ -40,6 +40,8 @@ class Connection:
         self.rolled_back = 0  # transactions (or savepoints) it undid
         self._version: tuple[int, int] = (0, -1)  # (transaction, PRAGMA data_version in it)
         self._made: tuple[int, set[str]] = (0, set())  # (transaction, sessions it made)
+        self._atomic = False  # the open transaction's calls are no savepoints
+        self._doomed = False  # ... and one of them failed: it commits nothing
 
     def error(self, exc: sqlite3.Error) -> StoreError:
         return sqlite_errors.translate(self.path, exc, waited=self.busy_timeout)
@@ -50,15 +52,19 @@ class Connection:
         with contextlib.suppress(sqlite3.Error):
             self.db.execute("ROLLBACK")
 
-    def tx(self, *, one_write: bool = False) -> _Transaction:
+    def tx(self, *, one_write: bool = False, atomic: bool = False) -> _Transaction:
         """One write transaction; any SQLite error in it is the store's own, typed.
 
         Inside another one (on the same thread) it is a savepoint of that one: its
         failure undoes only itself, and it is committed when the outer one is. A body
         that makes `one_write` (a single statement that changes rows, besides reads)
         needs no savepoint for that: SQLite undoes a statement that fails by itself,
-        and an error that undoes more undoes the whole transaction either way."""
-        return _Transaction(self, one_write)
+        and an error that undoes more undoes the whole transaction either way.
+
+        `atomic` (an outermost transaction, a store batch's): the calls inside are no
+        savepoints; one that fails dooms the transaction, which then commits nothing
+        and raises as it ends."""
+        return _Transaction(self, one_write, atomic)
 
     def outside_version(self) -> int:
         """Inside a write transaction: what other connections had committed when it
@@ -121,11 +127,12 @@ class _Transaction:
     """`Connection.tx()`: a class rather than a generator's context manager, which costs
     a microsecond more each time (a spawn enters four)."""
 
-    __slots__ = ("_conn", "_kind", "_name", "_one_write")
+    __slots__ = ("_atomic", "_conn", "_kind", "_name", "_one_write")
 
-    def __init__(self, conn: Connection, one_write: bool) -> None:
+    def __init__(self, conn: Connection, one_write: bool, atomic: bool) -> None:
         self._conn = conn
         self._one_write = one_write
+        self._atomic = atomic
         self._kind = _OUTER
         self._name = ""
 
@@ -134,7 +141,7 @@ class _Transaction:
         conn._lock.acquire()
         try:
             if conn._depth:
-                if self._one_write:
+                if self._one_write or conn._atomic:
                     self._kind = _ONE_WRITE
                     return conn.db
                 name = f"inner{conn._depth}"
@@ -151,6 +158,7 @@ class _Transaction:
                 raise conn.error(exc) from exc
             conn.begun += 1
             conn._depth = 1
+            conn._atomic, conn._doomed = self._atomic, False
             self._kind = _OUTER
             return conn.db
         except BaseException:
@@ -165,6 +173,8 @@ class _Transaction:
             if self._kind == _ONE_WRITE:
                 if exc is not None:
                     conn.rolled_back += 1  # as a savepoint's: what was read may differ
+                    if conn._atomic:  # what it did before it failed is not undone
+                        conn._doomed = True
                     if isinstance(exc, sqlite3.Error):
                         raise conn.error(exc) from exc
             elif self._kind == _SAVEPOINT:
@@ -199,6 +209,9 @@ class _Transaction:
                 if isinstance(exc, sqlite3.Error):
                     raise conn.error(exc) from exc
                 return
+            if conn._doomed:
+                conn._roll_back()
+                raise StoreError(DOOMED)
             try:
                 conn.db.execute("COMMIT")
                 conn.commits += 1
@@ -210,6 +223,7 @@ class _Transaction:
                 raise
         finally:
             conn._depth = 0
+            conn._atomic = conn._doomed = False
         if conn.checkpointer is not None:
             with contextlib.suppress(sqlite3.Error):  # committed: a checkpoint can wait
                 conn.checkpointer.committed()
