@@ -9,7 +9,7 @@ import weakref
 
 import piagents
 from piagents.events.records import AgentLoaded, AgentUnloaded
-from piagents.heap import YOUNG, LongLivedAgents
+from piagents.heap import MIDDLE_OBJECTS, YOUNG, LongLivedAgents
 from piagents.testing import FunctionModel
 
 
@@ -85,7 +85,9 @@ def test_while_frozen_the_young_generation_grows_larger_and_unfreezing_restores_
     load(p, 3)
     assert calls.thresholds == (700, 10, 10)
     load(p, 1)
-    assert calls.thresholds == (YOUNG, 10, 10)  # the middle and oldest are kept
+    # The middle generation is passed over no less often in objects: the oldest is kept.
+    assert calls.thresholds == (YOUNG, MIDDLE_OBJECTS // YOUNG, 10)
+    assert YOUNG * calls.thresholds[1] <= 10_000 * 10
     load(p, 10)  # later freezes do not take the raised one for the one given
     unload(p, 14)
     assert "unfreeze" in calls.seen and calls.thresholds == (700, 10, 10)
@@ -93,11 +95,11 @@ def test_while_frozen_the_young_generation_grows_larger_and_unfreezing_restores_
 
 def test_a_young_threshold_already_larger_is_left_as_it_is() -> None:
     p, calls = policy(minimum=2)
-    calls.thresholds = (50_000, 20, 5)
+    calls.thresholds = (80_000, 20, 5)
     load(p, 2)
-    assert calls.thresholds == (50_000, 20, 5)
+    assert calls.thresholds == (80_000, 20, 5)
     p.release()
-    assert calls.thresholds == (50_000, 20, 5)
+    assert calls.thresholds == (80_000, 20, 5)
 
 
 async def test_a_runtimes_agents_freeze_the_heap_and_closing_it_lets_them_be_collected(

@@ -14,7 +14,12 @@ While the heap is frozen it also lets the youngest generation grow to `YOUNG`
 objects before a pass (CPython's default is 700): loading one Agent allocates
 hundreds of objects that live on, and at 700 every few spawns paid a young pass and
 every tenth one a middle pass over the survivors (a tenth of a burst of 1,000
-spawns, bench/RESULTS.md). Unfreezing gives the thresholds back as they were.
+spawns, bench/RESULTS.md). A young pass also walks every stream in flight (each
+Agent's generators and futures are young again at every delta): at 10,000, the
+passes after a freeze in a burst of 1,000 streaming spawns cost 1.5-3 ms each and
+collected nothing. The middle generation is passed over as often as before in
+objects (`MIDDLE_OBJECTS` at most between its passes), so no pass walks more than
+it did. Unfreezing gives the thresholds back as they were.
 
 It is process-wide: a freeze also spares the embedder's own objects, and unfreezing
 undoes a `gc.freeze()` the embedder made itself (before forking, say). So the
@@ -36,7 +41,8 @@ if TYPE_CHECKING:
 GROWTH = 1.25  # loaded Agents grown by this factor since the last freeze: freeze again
 SHRINK = 0.8  # loaded Agents down to this share of the last freeze: unfreeze
 MINIMUM = 256  # fewer loaded Agents than this: the collector's passes are cheap
-YOUNG = 10_000  # objects allocated before a young pass, while frozen
+YOUNG = 50_000  # objects allocated before a young pass, while frozen
+MIDDLE_OBJECTS = 100_000  # young objects passed into the middle generation between its passes
 
 
 class LongLivedAgents:
@@ -71,6 +77,7 @@ class LongLivedAgents:
                 if self._given is None:
                     self._given = young, middle, old = self._thresholds()
                     if young < YOUNG:
+                        middle = min(middle, max(1, MIDDLE_OBJECTS // YOUNG))
                         self._set_thresholds(YOUNG, middle, old)
                 self.frozen_at = self.loaded
                 self.freezes += 1
