@@ -212,7 +212,7 @@ def test_writes_to_other_files_beside_them_do_not_make_it_look_again(
     first = cache.find(cwd, home)
     log = home / "store.db-wal"
     log.write_text("x")
-    cache.find(cwd, home)  # its creation counts (it might have been a directory on the way)
+    cache.find(cwd, home)  # a new entry beside AGENTS.md: no change to the answer
     looks.count = 0
     with log.open("a") as f:
         f.write("more")

@@ -72,15 +72,11 @@ def _resolved(cwd: Path | str, home: Path | str | None) -> tuple[str, str | None
     return _realpath(str(cwd)), None if home is None else _realpath(str(home))
 
 
-def _candidates(cwd: Path, home: Path | None) -> tuple[str, ...]:
-    """Every path `find_context_files(cwd, home)` may read, in its order. The paths are
-    resolved each time (a link may have moved); what they give is worked out once."""
-    return _paths_of(*_resolved(cwd, home))
-
-
 @functools.lru_cache(maxsize=MAX_DIRECTORIES)
 def _paths_of(directory: str, home: str | None) -> tuple[str, ...]:
-    """The candidates of resolved `directory` and `home` (a pure function of them)."""
+    """Every path `find_context_files` may read for resolved `directory` and `home`, in
+    its order (a pure function of them: the paths are resolved at each full check, since
+    a link may have moved, and what they give is worked out once)."""
     paths: list[str] = []
     if home is not None:
         paths.append(os.path.join(home, "AGENTS.md"))
@@ -99,12 +95,8 @@ def _paths_of(directory: str, home: str | None) -> tuple[str, ...]:
 Signature = tuple[tuple[str, Stamp], ...]
 
 
-def signature(cwd: Path, home: Path | None) -> Signature:
-    """What the answer for (cwd, home) depends on: each candidate path and its status."""
-    return _stamped(_candidates(cwd, home))
-
-
 def _stamped(paths: tuple[str, ...]) -> Signature:
+    """What an answer depends on: each candidate path and its status."""
     return tuple((path, _stamp(path)) for path in paths)
 
 

@@ -103,7 +103,7 @@ class CoordinatedProgramAgents:
         store = self.ports.store()
         agent: Agent | None = None
         try:
-            with store.batch(atomic=True):  # made and marked in one commit: never unmarked
+            with store.batch(atomic=True):  # made and marked in one commit: never seen unmarked
                 agent = self.ports.loader.create_owned(
                     caller,
                     name=name,
