@@ -12,7 +12,7 @@ from piagents.ai.messages import now_ms
 from piagents.store.base import LeaseLost, StoreError
 from piagents.store.postgres_connection import NOT_SAVED, Connection, Db, Statement
 from piagents.store.postgres_leases import LeaseTable
-from piagents.store.postgres_values import check, text
+from piagents.store.postgres_values import TextArray, check, text
 from piagents.store.records import InputRecord, InputStatus
 from piagents.store.sqlite_values import INPUT_DELIVERY, INPUT_KIND, INPUT_STATUS
 from piagents.store.write_thread import RERUN, Write
@@ -60,8 +60,14 @@ FENCED_VALUES = (
 )
 
 
+# The values a row may hold, written into the statements that check them (they are
+# this module's own constants, not arguments: nothing to adapt at every call).
+KINDS = ", ".join(f"'{v}'" for v in INPUT_KIND.values)
+DELIVERIES = ", ".join(f"'{v}'" for v in INPUT_DELIVERY.values)
+
+
 def insert_input(
-    db: Db, record: InputRecord, fence: tuple[list[str], str] | None = None, location: str = ""
+    db: Db, record: InputRecord, fence: tuple[Sequence[str], str] | None = None, location: str = ""
 ) -> int:
     """Add `record` inside the caller's transaction; its seq. With `fence` (the sessions
     this holder took, its token), from a sender whose tree was taken over: LeaseLost."""
@@ -154,16 +160,13 @@ class InputTable:
             "result": text(result),
             "aborted": aborted_by_owner,
             "at": at,
-            "ids": list(ids),
-            "kinds": list(INPUT_KIND.values),
-            "deliveries": list(INPUT_DELIVERY.values),
+            "ids": TextArray(ids),
         }
         fence, fenced = self._leases.input_fence() if self._leases else ("", {})
 
         sql = (
             "WITH unreadable AS (SELECT 1 FROM inputs WHERE status = 'outstanding' "
-            "AND id = ANY(%(ids)s) AND NOT (kind = ANY(%(kinds)s) "
-            "AND delivery = ANY(%(deliveries)s))) "
+            f"AND id = ANY(%(ids)s) AND NOT (kind IN ({KINDS}) AND delivery IN ({DELIVERIES}))) "
             "UPDATE inputs SET status = %(status)s, result = %(result)s, "
             "aborted_by_owner = %(aborted)s, ended = %(at)s "
             "WHERE status = 'outstanding' AND id = ANY(%(ids)s) "

@@ -20,6 +20,7 @@ from piagents.store.base import (
     WorkerRecord,
 )
 from piagents.store.postgres_connection import Connection, Db
+from piagents.store.postgres_values import TextArray
 
 # A session's lease, and whether its holder's heartbeat is within the lapse (NULL:
 # none recorded).
@@ -73,6 +74,7 @@ class LeaseTable:
         # Sessions it took through this store; replaced, never changed in place, since
         # the store's write thread reads it while the loop's thread takes leases.
         self._held: frozenset[str] = frozenset()
+        self._held_array = TextArray()  # the same, as a statement's argument
 
     @staticmethod
     def _lease(row: Sequence[Any]) -> tuple[LeaseHolder, bool]:
@@ -166,7 +168,10 @@ class LeaseTable:
         # Done again by the same holder, it finds its own lease: idempotent.
         self.conn.write(acquire, idempotent=True)
         if holder.token == self._fence:
-            self._held = self._held | {session_id}
+            self._hold(self._held | {session_id})
+
+    def _hold(self, held: frozenset[str]) -> None:
+        self._held, self._held_array = held, TextArray(sorted(held))
 
     def release(self, session_id: str, holder: LeaseHolder) -> None:
         self.conn.write(
@@ -179,7 +184,7 @@ class LeaseTable:
             single=True,
         )
         if holder.token == self._fence:
-            self._held = self._held - {session_id}
+            self._hold(self._held - {session_id})
 
     def holder(self, session_id: str) -> LeaseHolder | None:
         rows = self.conn.fetch(
@@ -210,7 +215,7 @@ class LeaseTable:
             " AND (sessions.id <> ALL(%(held)s) OR sessions.lease_token = %(fence)s)"
             " AND NOT EXISTS (SELECT 1 FROM f WHERE lease_token IS DISTINCT FROM %(fence)s)"
         )
-        return cte, condition, {"held": sorted(self._held), "fence": self._fence}
+        return cte, condition, {"held": self._held_array, "fence": self._fence}
 
     def check_lost(self, session_id: str) -> None:
         """After a write to `session_id` changed nothing: LeaseLost if the fence refused it."""
@@ -219,7 +224,7 @@ class LeaseTable:
         rows = self.conn.fetch(
             "SELECT f.id FROM sessions s JOIN sessions f ON f.id IN (s.id, s.root_id) "
             "WHERE s.id = %s AND f.id = ANY(%s) AND f.lease_token IS DISTINCT FROM %s LIMIT 1",
-            (session_id, sorted(self._held), self._fence),
+            (session_id, self._held_array, self._fence),
         )
         if rows:
             raise LeaseLost(self.conn.location, rows[0][0])
@@ -235,14 +240,14 @@ class LeaseTable:
             "f.id IN (inputs.root_id, inputs.recipient_id) AND "
             "f.lease_token IS DISTINCT FROM %(fence)s)"
         )
-        return condition, {"held": sorted(self._held), "fence": self._fence}
+        return condition, {"held": self._held_array, "fence": self._fence}
 
-    def sender_fence(self) -> tuple[list[str], str] | None:
+    def sender_fence(self) -> tuple[Sequence[str], str] | None:
         """For an input added by a session of this holder: the sessions it took and its
         token (`postgres_inputs.insert_input`), or None when it took none."""
         if self._fence is None or not self._held:
             return None
-        return sorted(self._held), self._fence
+        return self._held_array, self._fence
 
     def check_lost_inputs(self, db: Db, input_ids: Sequence[str]) -> None:
         """After ending these inputs changed nothing: LeaseLost if the fence refused it."""
@@ -253,7 +258,7 @@ class LeaseTable:
             "SELECT f.id FROM inputs i JOIN sessions f ON f.id IN (i.root_id, i.recipient_id) "
             "WHERE i.id = ANY(%(ids)s) AND i.status = 'outstanding' AND f.id = ANY(%(held)s) "
             "AND f.lease_token IS DISTINCT FROM %(fence)s LIMIT 1",
-            {"ids": list(input_ids), **args},
+            {"ids": TextArray(input_ids), **args},
         ).fetchall()
         if rows:
             raise LeaseLost(self.conn.location, rows[0][0])

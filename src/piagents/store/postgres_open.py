@@ -13,6 +13,7 @@ from piagents.store import postgres_errors as errors
 from piagents.store import postgres_layout as layout
 from piagents.store.base import StoreIncompatible, StoreNotFound
 from piagents.store.postgres_layout import VERSION_TABLE
+from piagents.store.postgres_values import register_values
 
 CONNECT_TIMEOUT_S = 10
 LOCK_TIMEOUT_MS = 10_000
@@ -41,6 +42,7 @@ def connect(url: str, location: str, *, read_only: bool) -> psycopg.Connection[A
         )
     except psycopg.Error as exc:
         raise errors.cannot_connect(location, exc) from exc
+    register_values(db)
     try:
         if read_only:
             db.execute("SET default_transaction_read_only = on")
