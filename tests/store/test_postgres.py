@@ -16,6 +16,7 @@ import pytest
 from piagents.ai.messages import UserMessage
 from piagents.store import postgres_layout
 from piagents.store.base import (
+    StoreError,
     StoreIncompatible,
     StoreNotFound,
     StoreReadOnly,
@@ -367,6 +368,81 @@ def test_a_batch_sends_its_own_commands_with_the_next_one(
     ]
     assert len(sent) == 7
     assert sorted(s.id for s in store.list_sessions()) == ["a", "b"]
+    store.close()
+
+
+def test_an_atomic_batch_sends_no_savepoints(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same three calls in an atomic batch: BEGIN, call, call, call, COMMIT."""
+    store = PostgresStore(postgres_url)
+    sent: list[str] = []
+    real = psycopg.Connection.execute
+
+    def execute(conn, query, params=None, **kw):  # type: ignore[no-untyped-def]
+        sent.append(str(query))
+        return real(conn, query, params, **kw)
+
+    monkeypatch.setattr(psycopg.Connection, "execute", execute)
+    with store.batch(atomic=True):
+        store.create_session(SessionRecord(id="a", cwd="/"))
+        store.add_input(an_input("i1", recipient_id="a", root_id="a"))
+        store.create_session(SessionRecord(id="b", cwd="/"))
+    monkeypatch.undo()
+    controls = [q for q in sent if not q.startswith(("INSERT", "WITH", "SELECT"))]
+    assert controls == ["BEGIN", "COMMIT"]
+    assert len(sent) == 5
+    assert sorted(s.id for s in store.list_sessions()) == ["a", "b"]
+    store.close()
+
+
+def test_after_a_refused_statement_an_atomic_batch_refuses_the_rest_at_once(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = PostgresStore(postgres_url)
+    store.create_session(SessionRecord(id="a", cwd="/"))
+    sent: list[str] = []
+    real = psycopg.Connection.execute
+
+    def execute(conn, query, params=None, **kw):  # type: ignore[no-untyped-def]
+        sent.append(str(query))
+        return real(conn, query, params, **kw)
+
+    doomed = "nothing of the batch was saved"
+    with pytest.raises(StoreError, match=doomed), store.batch(atomic=True):
+        store.create_session(SessionRecord(id="b", cwd="/"))
+        with pytest.raises(StoreError) as refused:  # the same id twice: caught
+            store.create_session(SessionRecord(id="a", cwd="/"))
+        assert "nothing of the batch" not in str(refused.value)  # the server's reason
+        monkeypatch.setattr(psycopg.Connection, "execute", execute)
+        with pytest.raises(StoreError, match=doomed):
+            store.get_session("a")  # a read, refused here: the server would too
+        with pytest.raises(StoreError, match=doomed):
+            store.create_session(SessionRecord(id="c", cwd="/"))
+    monkeypatch.undo()
+    assert sent == ["ROLLBACK"]  # nothing sent for the calls after the refused one
+    assert [s.id for s in store.list_sessions()] == ["a"]
+    store.create_session(SessionRecord(id="b", cwd="/"))  # the store is usable again
+    assert sorted(s.id for s in store.list_sessions()) == ["a", "b"]
+    store.close()
+
+
+def test_an_atomic_batch_whose_connection_was_dropped_fails_and_saves_nothing(
+    postgres_url: str,
+) -> None:
+    store = PostgresStore(postgres_url)
+    lost = "during a batch: nothing of it was saved"
+    with pytest.raises(StoreUnavailable, match=lost), store.batch(atomic=True):
+        store.create_session(SessionRecord(id="a", cwd="/"))
+        end_connection(postgres_url, store)
+        store.create_session(SessionRecord(id="b", cwd="/"))
+    assert store.list_sessions() == []
+    before = store.backend_pid
+    end_connection(postgres_url, store)  # before the next batch's BEGIN: begun anew
+    with store.batch(atomic=True):
+        store.create_session(SessionRecord(id="a", cwd="/"))
+    assert store.backend_pid != before
+    assert [s.id for s in store.list_sessions()] == ["a"]
     store.close()
 
 

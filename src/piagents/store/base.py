@@ -177,7 +177,9 @@ class Store(Protocol):
         `atomic`: the caller gives up on the whole batch when a call fails (a spawn:
         the child, its first message and its input, or nothing), so the store need not
         make each call a part of its own; a batch in which a write failed then saves
-        nothing and raises StoreError (DOOMED) as it ends, even if the caller went on."""
+        nothing and raises StoreError (DOOMED) as it ends, even if the caller went on.
+        After a statement the server refused (PostgreSQL), its later calls raise DOOMED
+        at once."""
         ...
 
     def create_session(self, record: SessionRecord) -> None: ...
