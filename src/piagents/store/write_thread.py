@@ -32,7 +32,7 @@ import queue
 import threading
 import weakref
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar
@@ -120,6 +120,13 @@ class _LoopWakes:
             self._ready.append(waiter)
             if len(self._ready) > 1:
                 return  # a wake-up is on its way
+        held = getattr(_holding, "wakes", None)
+        if held is not None:  # a group is finishing on this thread: woken once, after it
+            held.add(self)
+            return
+        self._send()
+
+    def _send(self) -> None:
         loop = self._loop()
         if loop is not None:
             with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits now
@@ -131,6 +138,23 @@ class _LoopWakes:
         for waiter in ready:
             if not waiter.done():
                 waiter.set_result(None)
+
+
+_holding = threading.local()  # `wakes`: the loops to wake once a group has finished
+
+
+@contextlib.contextmanager
+def _wake_after() -> Iterator[None]:
+    """The writes finished inside wake each loop once, at the end: the loop could
+    otherwise take the first ones between two of them and be woken again."""
+    held: set[_LoopWakes] = set()
+    _holding.wakes = held
+    try:
+        yield
+    finally:
+        _holding.wakes = None
+        for wakes in held:
+            wakes._send()
 
 
 _wakes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopWakes] = (
@@ -287,6 +311,10 @@ class WriteThread(Generic[R]):
                 if future.set_running_or_notify_cancel():
                     future.set_exception(exc)
             return
+        with _wake_after():
+            self._finish_group(i, jobs, resource, values)
+
+    def _finish_group(self, i: int, jobs: list[_Job], resource: R, values: Sequence[Any]) -> None:
         for job, value in zip(jobs, values, strict=True):
             write, future = job
             if value is not RERUN and write.finish is not None:
