@@ -302,6 +302,10 @@ class WriteThread(Generic[R]):
             future.set_exception(exc)
 
     def _run_group(self, i: int, jobs: list[_Job]) -> None:
+        with _wake_after():  # its writes end together, failed or not: one wake-up
+            self._settle_group(i, jobs)
+
+    def _settle_group(self, i: int, jobs: list[_Job]) -> None:
         assert self._group is not None
         try:
             resource = self._resource(i)
@@ -311,10 +315,6 @@ class WriteThread(Generic[R]):
                 if future.set_running_or_notify_cancel():
                     future.set_exception(exc)
             return
-        with _wake_after():
-            self._finish_group(i, jobs, resource, values)
-
-    def _finish_group(self, i: int, jobs: list[_Job], resource: R, values: Sequence[Any]) -> None:
         for job, value in zip(jobs, values, strict=True):
             write, future = job
             if value is not RERUN and write.finish is not None:
