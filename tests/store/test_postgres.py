@@ -340,12 +340,9 @@ def test_a_batch_on_a_connection_dropped_before_it_is_begun_on_a_new_one(
     store.close()
 
 
-def test_a_batch_sends_its_own_commands_with_the_next_one(
-    postgres_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Three calls in a batch: BEGIN+SAVEPOINT, call, RELEASE+SAVEPOINT, call,
-    RELEASE+SAVEPOINT, call, RELEASE+COMMIT: seven round trips, not eleven."""
-    store = PostgresStore(postgres_url)
+def statements_sent(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The statements every psycopg connection executes from now on (until the patch
+    is undone), in order."""
     sent: list[str] = []
     real = psycopg.Connection.execute
 
@@ -354,6 +351,16 @@ def test_a_batch_sends_its_own_commands_with_the_next_one(
         return real(conn, query, params, **kw)
 
     monkeypatch.setattr(psycopg.Connection, "execute", execute)
+    return sent
+
+
+def test_a_batch_sends_its_own_commands_with_the_next_one(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three calls in a batch: BEGIN+SAVEPOINT, call, RELEASE+SAVEPOINT, call,
+    RELEASE+SAVEPOINT, call, RELEASE+COMMIT: seven round trips, not eleven."""
+    store = PostgresStore(postgres_url)
+    sent = statements_sent(monkeypatch)
     with store.batch():
         store.create_session(SessionRecord(id="a", cwd="/"))
         store.add_input(an_input("i1", recipient_id="a", root_id="a"))
@@ -376,14 +383,7 @@ def test_an_atomic_batch_sends_no_savepoints(
 ) -> None:
     """The same three calls in an atomic batch: BEGIN, call, call, call, COMMIT."""
     store = PostgresStore(postgres_url)
-    sent: list[str] = []
-    real = psycopg.Connection.execute
-
-    def execute(conn, query, params=None, **kw):  # type: ignore[no-untyped-def]
-        sent.append(str(query))
-        return real(conn, query, params, **kw)
-
-    monkeypatch.setattr(psycopg.Connection, "execute", execute)
+    sent = statements_sent(monkeypatch)
     with store.batch(atomic=True):
         store.create_session(SessionRecord(id="a", cwd="/"))
         store.add_input(an_input("i1", recipient_id="a", root_id="a"))
@@ -401,20 +401,13 @@ def test_after_a_refused_statement_an_atomic_batch_refuses_the_rest_at_once(
 ) -> None:
     store = PostgresStore(postgres_url)
     store.create_session(SessionRecord(id="a", cwd="/"))
-    sent: list[str] = []
-    real = psycopg.Connection.execute
-
-    def execute(conn, query, params=None, **kw):  # type: ignore[no-untyped-def]
-        sent.append(str(query))
-        return real(conn, query, params, **kw)
-
     doomed = "nothing of the batch was saved"
     with pytest.raises(StoreError, match=doomed), store.batch(atomic=True):
         store.create_session(SessionRecord(id="b", cwd="/"))
         with pytest.raises(StoreError) as refused:  # the same id twice: caught
             store.create_session(SessionRecord(id="a", cwd="/"))
         assert "nothing of the batch" not in str(refused.value)  # the server's reason
-        monkeypatch.setattr(psycopg.Connection, "execute", execute)
+        sent = statements_sent(monkeypatch)
         with pytest.raises(StoreError, match=doomed):
             store.get_session("a")  # a read, refused here: the server would too
         with pytest.raises(StoreError, match=doomed):
